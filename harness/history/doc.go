@@ -1,0 +1,27 @@
+// Package history defines the one ordered log that a coup run records, and
+// reads and writes it as JSON lines.
+//
+// A history is a sequence of events. Every event has an index (its position,
+// from 0) and a time (nanoseconds since the run began; virtual time in the
+// simulator). The first event of a history is always a meta event that says
+// what ran: the scenario, the algorithm, the nodes and their election ids, the
+// seed and the bounds the checks use. With the meta event a history is
+// self-contained: `coup check` needs nothing else.
+//
+// The recorder assigns index and time under one lock, so index order and time
+// order agree. Together with the harness reading each node's output in order
+// and forwarding a message only after recording it, this makes the history
+// causal: if one event happened before another, its index is smaller.
+//
+// Event kinds and the fields each uses:
+//
+//	meta     meta
+//	process  node, what (start|crash|exit|pause|resume|stop), incarnation, detail
+//	report   node, what (leader|participant|cs|rejected|metric|...), value, name, msg
+//	op       process, type (invoke|ok|fail|info), f, node, value
+//	nemesis  what (the fault), phase (start|end), nodes, detail
+//	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason
+//	end      (the run finished normally; absent when it was killed)
+//
+// Readers must tolerate kinds and fields they do not know.
+package history

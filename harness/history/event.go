@@ -1,0 +1,147 @@
+package history
+
+import "time"
+
+// Kind is the kind of a history event.
+type Kind string
+
+// The event kinds. See the package documentation for the fields each uses.
+const (
+	KindMeta    Kind = "meta"
+	KindProcess Kind = "process"
+	KindReport  Kind = "report"
+	KindOp      Kind = "op"
+	KindNemesis Kind = "nemesis"
+	KindMsg     Kind = "msg"
+	KindEnd     Kind = "end"
+)
+
+// Process event whats: the life of a node process.
+const (
+	ProcStart  = "start"  // the process is up and answered init
+	ProcCrash  = "crash"  // killed by the nemesis
+	ProcExit   = "exit"   // exited on its own
+	ProcPause  = "pause"  // stopped (SIGSTOP); still live
+	ProcResume = "resume" // continued (SIGCONT)
+	ProcStop   = "stop"   // stopped by the harness at the end of the run
+)
+
+// Report whats: what a node says about itself.
+const (
+	ReportLeader      = "leader"      // value: the node it trusts as leader, "" for none
+	ReportParticipant = "participant" // value: "true" or "false"
+	ReportCS          = "cs"          // value: "enter" or "exit"
+	ReportRejected    = "rejected"    // value: why (checksum, unparsable); msg: the message id if known
+	ReportMetric      = "metric"      // name: the metric; value: its value
+)
+
+// Op types, in Jepsen's form.
+const (
+	OpInvoke = "invoke"
+	OpOK     = "ok"
+	OpFail   = "fail"
+	OpInfo   = "info" // indeterminate: it may or may not have taken effect
+)
+
+// Message event whats.
+const (
+	MsgSend      = "send"
+	MsgDeliver   = "deliver"
+	MsgDrop      = "drop"
+	MsgDuplicate = "duplicate"
+	MsgCorrupt   = "corrupt"
+)
+
+// Nemesis phases.
+const (
+	PhaseStart = "start"
+	PhaseEnd   = "end"
+)
+
+// Event is one line of a history. Fields a kind does not use are empty and
+// omitted from the JSON.
+type Event struct {
+	Index int64 `json:"i"`
+	Time  int64 `json:"t"` // nanoseconds since the run began
+	Kind  Kind  `json:"kind"`
+
+	Node  string `json:"node,omitempty"`
+	What  string `json:"what,omitempty"`
+	Value string `json:"value,omitempty"`
+	Name  string `json:"name,omitempty"`
+
+	// Process events.
+	Incarnation int    `json:"incarnation,omitempty"`
+	Detail      string `json:"detail,omitempty"`
+
+	// Client operations.
+	Process string `json:"process,omitempty"`
+	Type    string `json:"type,omitempty"`
+	F       string `json:"f,omitempty"`
+
+	// Nemesis events.
+	Phase string   `json:"phase,omitempty"`
+	Nodes []string `json:"nodes,omitempty"`
+
+	// Message events. Msg is the harness's id of a message, unique in a run;
+	// a report of a rejected message carries it too, when it is known.
+	Msg    int64  `json:"msg,omitempty"`
+	Src    string `json:"src,omitempty"`
+	Dest   string `json:"dest,omitempty"`
+	MType  string `json:"mtype,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Body   string `json:"body,omitempty"` // the delivered body, when it differs from the sent one
+
+	Meta *Meta `json:"meta,omitempty"`
+
+	// Counts, on the end event, are the run's message and operation
+	// counters, kept whether or not each message was recorded.
+	Counts map[string]int64 `json:"counts,omitempty"`
+}
+
+// Duration is the time of an event as a time.Duration since the run began.
+func (e *Event) Duration() time.Duration { return time.Duration(e.Time) }
+
+// Meta says what ran. It is the first event of every history.
+type Meta struct {
+	Scenario  string   `json:"scenario"`
+	File      string   `json:"file,omitempty"`
+	Algorithm string   `json:"algorithm"`
+	Nodes     []string `json:"nodes"`
+	// IDs are the election ids of the nodes, in the order of Nodes.
+	IDs  []int `json:"ids"`
+	Seed int64 `json:"seed"`
+	// Elects is "max" when the algorithm elects the highest id, "min" when
+	// it elects the smallest, "" when validity does not depend on ids.
+	Elects string `json:"elects,omitempty"`
+	// Termination is the bound, in nanoseconds, within which every live
+	// node must believe in some leader after the last disruption.
+	Termination int64 `json:"termination_ns,omitempty"`
+	// Checks names the checks the scenario asked for; empty means the
+	// defaults of the algorithm.
+	Checks []string `json:"checks,omitempty"`
+	// Params are the algorithm parameters, as the nodes got them.
+	Params map[string]any `json:"params,omitempty"`
+	// Expect is the verdict the scenario expects.
+	Expect *Expect `json:"expect,omitempty"`
+}
+
+// Expect is a scenario's expected verdict: the overall validity and the
+// checks that must find a violation (every other check must hold).
+type Expect struct {
+	Valid      bool     `json:"valid"`
+	Violations []string `json:"violations,omitempty"`
+}
+
+// IDOf returns the election id of node, and whether the node is known.
+func (m *Meta) IDOf(node string) (int, bool) {
+	for i, n := range m.Nodes {
+		if n == node {
+			if i < len(m.IDs) {
+				return m.IDs[i], true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,102 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// History is a history read back, with the meta event split out.
+type History struct {
+	Meta   Meta
+	Events []Event
+	// Bad lists the lines that could not be parsed (for example the last,
+	// half-written line of a killed run). They are skipped, not fatal.
+	Bad []BadLine
+	// Ended is true when the history has an end event: the run finished.
+	Ended bool
+}
+
+// BadLine is a history line that could not be parsed.
+type BadLine struct {
+	Line int    `json:"line"`
+	Err  string `json:"error"`
+}
+
+// End returns the time of the last event.
+func (h *History) End() int64 {
+	if len(h.Events) == 0 {
+		return 0
+	}
+	return h.Events[len(h.Events)-1].Time
+}
+
+// FromEvents builds a History from recorded events (the first must be meta).
+func FromEvents(events []Event) (*History, error) {
+	h := &History{}
+	for i := range events {
+		h.add(events[i])
+	}
+	if h.Meta.Algorithm == "" && h.Meta.Scenario == "" {
+		return nil, fmt.Errorf("history has no meta event")
+	}
+	return h, nil
+}
+
+func (h *History) add(e Event) {
+	switch e.Kind {
+	case KindMeta:
+		if e.Meta != nil {
+			h.Meta = *e.Meta
+		}
+	case KindEnd:
+		h.Ended = true
+	}
+	h.Events = append(h.Events, e)
+}
+
+// ReadFile reads a history file.
+func ReadFile(path string) (*History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, nil
+}
+
+// Read reads a history from r. Lines that do not parse are recorded in Bad
+// and skipped; a history without a meta event is an error.
+func Read(r io.Reader) (*History, error) {
+	h := &History{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
+			continue
+		}
+		h.add(e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	if len(h.Events) == 0 || h.Events[0].Kind != KindMeta {
+		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
+	}
+	return h, nil
+}
