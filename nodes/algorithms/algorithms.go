@@ -1,0 +1,39 @@
+// Package algorithms is the catalogue of coup's built-in algorithms: the
+// names a scenario's `algorithm` key and `coup node --algo` accept.
+package algorithms
+
+import (
+	"sort"
+
+	"coup/nodes"
+	"coup/nodes/changroberts"
+)
+
+// catalogue lists every built-in algorithm. A new algorithm is added here.
+var catalogue = index(
+	changroberts.Spec,
+)
+
+func index(specs ...nodes.Spec) map[string]nodes.Spec {
+	m := make(map[string]nodes.Spec, len(specs))
+	for _, s := range specs {
+		m[s.Name] = s
+	}
+	return m
+}
+
+// Lookup returns the algorithm of that name.
+func Lookup(name string) (nodes.Spec, bool) {
+	s, ok := catalogue[name]
+	return s, ok
+}
+
+// Names lists the algorithms, sorted.
+func Names() []string {
+	out := make([]string, 0, len(catalogue))
+	for n := range catalogue {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,21 @@
+package nodes
+
+// Spec describes a built-in algorithm.
+type Spec struct {
+	// Name is the algorithm's name in scenarios ("chang-roberts").
+	Name string
+	// Summary is one line for `coup algorithms` and the docs.
+	Summary string
+	// Topology is "ring", "bidirectional ring" or "complete".
+	Topology string
+	// Elects is "max" when the algorithm elects the highest election id,
+	// "min" when the smallest, "" when it elects no leader (mutual
+	// exclusion) or any leader is valid.
+	Elects string
+	// Codec decodes the algorithm's messages.
+	Codec *Codec
+	// New validates the parameters and builds a machine. It must return a
+	// *ParamError (or wrap one) for a bad parameter, and call p.Unused()
+	// so that unknown parameters are rejected.
+	New func(p *Params) (Machine, error)
+}
