@@ -1,0 +1,154 @@
+package checks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+)
+
+// hb builds a history for a test, compactly:
+//
+//	h := hist("n1", "n2").start("n1", 0).leader("n1", "n1", 10).end(100).h()
+//
+// Times are in milliseconds. The meta event is event 0 at time 0; every
+// other event gets the next index, so a test can name evidence by index.
+// Election ids are 1, 2, 3… in the order of the nodes, and the algorithm
+// elects the highest.
+type hb struct {
+	meta   history.Meta
+	events []history.Event
+	inc    map[string]int
+}
+
+func hist(nodes ...string) *hb {
+	b := &hb{inc: map[string]int{}}
+	b.meta = history.Meta{Scenario: "test", Algorithm: "test", Nodes: nodes, Elects: "max"}
+	for i := range nodes {
+		b.meta.IDs = append(b.meta.IDs, i+1)
+	}
+	return b
+}
+
+// ms converts test milliseconds to history nanoseconds.
+func ms(t int64) int64 { return t * 1e6 }
+
+func (b *hb) ids(ids ...int) *hb      { b.meta.IDs = ids; return b }
+func (b *hb) elects(e string) *hb     { b.meta.Elects = e; return b }
+func (b *hb) termination(t int64) *hb { b.meta.Termination = ms(t); return b }
+func (b *hb) add(e history.Event) *hb { b.events = append(b.events, e); return b }
+func (b *hb) proc(node, what string, t int64) *hb {
+	e := history.Event{Time: ms(t), Kind: history.KindProcess, Node: node, What: what}
+	if what == history.ProcStart {
+		b.inc[node]++
+	}
+	e.Incarnation = b.inc[node]
+	return b.add(e)
+}
+
+func (b *hb) start(node string, t int64) *hb  { return b.proc(node, history.ProcStart, t) }
+func (b *hb) crash(node string, t int64) *hb  { return b.proc(node, history.ProcCrash, t) }
+func (b *hb) exit(node string, t int64) *hb   { return b.proc(node, history.ProcExit, t) }
+func (b *hb) stop(node string, t int64) *hb   { return b.proc(node, history.ProcStop, t) }
+func (b *hb) pause(node string, t int64) *hb  { return b.proc(node, history.ProcPause, t) }
+func (b *hb) resume(node string, t int64) *hb { return b.proc(node, history.ProcResume, t) }
+
+// starts starts every node at time t.
+func (b *hb) starts(t int64, nodes ...string) *hb {
+	for _, n := range nodes {
+		b.start(n, t)
+	}
+	return b
+}
+
+// leader records that node now trusts value ("" for none).
+func (b *hb) leader(node, value string, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: value})
+}
+
+// agree records that every given node now trusts value.
+func (b *hb) agree(value string, t int64, nodes ...string) *hb {
+	for _, n := range nodes {
+		b.leader(n, value, t)
+	}
+	return b
+}
+
+func (b *hb) nemesis(what, phase string, t int64, nodes ...string) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindNemesis, What: what, Phase: phase, Nodes: nodes})
+}
+
+func (b *hb) invoke(f string, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindOp, Process: "c0", Type: history.OpInvoke, F: f})
+}
+
+func (b *hb) end(t int64) *hb { return b.add(history.Event{Time: ms(t), Kind: history.KindEnd}) }
+
+// list returns the events, the meta event first, with indexes.
+func (b *hb) list() []history.Event {
+	meta := b.meta
+	es := append([]history.Event{{Kind: history.KindMeta, Meta: &meta}}, b.events...)
+	for i := range es {
+		es[i].Index = int64(i)
+		if i > 0 && es[i].Time < es[i-1].Time {
+			panic(fmt.Sprintf("test history: event %d at %d is before event %d at %d", i, es[i].Time, i-1, es[i-1].Time))
+		}
+	}
+	return es
+}
+
+// h returns the history.
+func (b *hb) h() *history.History {
+	h, err := history.FromEvents(b.list())
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// jsonl returns the history as the lines of a history file.
+func (b *hb) jsonl() string {
+	var sb strings.Builder
+	for _, e := range b.list() {
+		line, err := json.Marshal(e)
+		if err != nil {
+			panic(err)
+		}
+		sb.Write(line)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// judge runs the named check on h and checks what every result must satisfy.
+func judge(t *testing.T, name string, h *history.History) Result {
+	t.Helper()
+	c, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("Lookup(%q): not found", name)
+	}
+	r := c.Run(h)
+	if r.Name != name {
+		t.Errorf("Name = %q, want %q", r.Name, name)
+	}
+	if r.Valid != True && r.Explanation == "" {
+		t.Errorf("%s verdict %v has no explanation", name, r.Valid)
+	}
+	for i := 1; i < len(r.Evidence); i++ {
+		if r.Evidence[i].Index <= r.Evidence[i-1].Index {
+			t.Errorf("evidence not in history order: %d after %d", r.Evidence[i].Index, r.Evidence[i-1].Index)
+		}
+	}
+	return r
+}
+
+// indexes returns the indexes of events.
+func indexes(es []history.Event) []int64 {
+	var out []int64
+	for _, e := range es {
+		out = append(out, e.Index)
+	}
+	return out
+}

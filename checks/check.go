@@ -1,0 +1,143 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"coup/harness/history"
+)
+
+// Check is one named check.
+type Check struct {
+	// Name is how scenarios and the command line name the check.
+	Name string
+	// Doc is one sentence saying what the check requires.
+	Doc string
+	// Run judges a history. It is pure: see the package documentation.
+	Run func(h *history.History) Result
+}
+
+// ElectionDefaults are the checks a leader-election scenario runs when it
+// names none.
+var ElectionDefaults = []string{"two-leaders", "agreement", "validity", "termination"}
+
+// registry holds every check, in the order All returns them.
+var registry = []Check{
+	newCheck("two-leaders", "At no instant do two live nodes each believe they are the leader.", twoLeaders),
+	newCheck("agreement", "At the end of the history, no two live nodes believe in different leaders.", agreement),
+	newCheck("validity", "At the end of the history, every leader a live node believes in is live and, for max-id (min-id) algorithms, has the highest (smallest) id among live nodes.", validity),
+	newCheck("termination", "Within the termination bound after the last disruption, every live node believes in some leader.", termination),
+}
+
+// All returns every check, in a fixed order.
+func All() []Check {
+	return append([]Check(nil), registry...)
+}
+
+// Lookup returns the check with the given name.
+func Lookup(name string) (Check, bool) {
+	for _, c := range registry {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Run runs the named checks on h, in the order given, and returns each
+// result and their composed verdict. An unknown name is an error, reported
+// before any check runs.
+func Run(h *history.History, names []string) ([]Result, Validity, error) {
+	cs := make([]Check, 0, len(names))
+	for _, name := range names {
+		c, ok := Lookup(name)
+		if !ok {
+			return nil, Unknown, fmt.Errorf("unknown check %q (known: %s)", name, strings.Join(checkNames(), ", "))
+		}
+		cs = append(cs, c)
+	}
+	results := make([]Result, 0, len(cs))
+	vs := make([]Validity, 0, len(cs))
+	for _, c := range cs {
+		r := c.Run(h)
+		results = append(results, r)
+		vs = append(vs, r.Valid)
+	}
+	return results, Compose(vs...), nil
+}
+
+func checkNames() []string {
+	names := make([]string, len(registry))
+	for i, c := range registry {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// newCheck wraps a check function with what every check does alike: it
+// refuses a history whose time runs backwards, names the result and says
+// how many unparsable lines were skipped.
+func newCheck(name, doc string, fn func(h *history.History) Result) Check {
+	run := func(h *history.History) Result {
+		var r Result
+		if i := backwards(h); i > 0 {
+			e, prev := &h.Events[i], &h.Events[i-1]
+			r = Result{
+				Valid: Unknown,
+				Explanation: fmt.Sprintf("the history's time runs backwards at event %d (%s after %s), so it cannot be judged; it was not written by a coup recorder or was edited",
+					e.Index, fmtTime(e.Time), fmtTime(prev.Time)),
+				Evidence: []history.Event{*prev, *e},
+			}
+		} else if e := unstarted(h); e != nil {
+			r = Result{
+				Valid: Unknown,
+				Explanation: fmt.Sprintf("%s reported a leader at %s but the history has no process start event, so no node is known to be live; record process events",
+					e.Node, fmtTime(e.Time)),
+				Evidence: []history.Event{*e},
+			}
+		} else {
+			r = fn(h)
+		}
+		r.Name = name
+		if n := len(h.Bad); n > 0 {
+			r.figure("skipped_lines", n)
+			where := fmt.Sprintf("line %d", h.Bad[0].Line)
+			if n > 1 {
+				where = "the first at " + where
+			}
+			r.Explanation = strings.TrimSuffix(r.Explanation, ".") +
+				fmt.Sprintf("; %s of the history could not be parsed and %s skipped (%s)",
+					plural(n, "line"), isAre(n, "was", "were"), where)
+		}
+		return r
+	}
+	return Check{Name: name, Doc: doc, Run: run}
+}
+
+// backwards returns the position of the first event whose time is before
+// its predecessor's, or 0 if time never runs backwards.
+func backwards(h *history.History) int {
+	for i := 1; i < len(h.Events); i++ {
+		if h.Events[i].Time < h.Events[i-1].Time {
+			return i
+		}
+	}
+	return 0
+}
+
+// unstarted returns the first leader report of a history that has no
+// process start event at all, or nil. Such a history was not written by a
+// coup recorder, and every node in it would count as dead.
+func unstarted(h *history.History) *history.Event {
+	var first *history.Event
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Kind == history.KindProcess && e.What == history.ProcStart:
+			return nil
+		case first == nil && e.Kind == history.KindReport && e.What == history.ReportLeader:
+			first = e
+		}
+	}
+	return first
+}

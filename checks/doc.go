@@ -1,0 +1,56 @@
+// Package checks judges a coup history: each check is a pure function from a
+// history to a Result with a verdict (true, false or unknown), a sentence a
+// person can act on, and the evidence (the nodes, the interval, the smallest
+// set of events that shows the verdict).
+//
+// The contract:
+//
+//   - A check reads only its argument. It does no I/O, reads no clock,
+//     starts no goroutine and never changes the history. The same history
+//     always gives the same result.
+//   - Events are read in index order and their times must not decrease; a
+//     history whose time runs backwards is judged unknown, not guessed at,
+//     and so is one that has leader reports but no process start event
+//     (without starts no node is known to be live).
+//   - Unparsable lines (History.Bad) are skipped: every check still runs on
+//     the rest, and its explanation and figures say how many lines it lost.
+//   - False and unknown results always carry an explanation. Unknown means
+//     the history cannot decide (it is too short, or inconsistent); it is not
+//     an error. Errors are for the caller's mistakes only, such as an unknown
+//     check name.
+//   - Results compose as in Jepsen: false beats unknown beats true.
+//
+// The model of a node the election checks share (see live.go): a node is
+// live from its process start until its crash, exit or stop; a paused node is
+// live and keeps its belief. A node's belief is its last leader report since
+// it started; it believes nothing before its first report and nothing once it
+// is no longer live. A node restarted under the same id starts with no belief.
+// Reports from a node that is not live are ignored.
+//
+// The checks, by name:
+//
+//   - two-leaders: at no instant do two live nodes each believe they are the
+//     leader. A claim lasts from the node's report naming itself until its
+//     next report naming another, or until it stops being live, or until
+//     the end of the history. Claims that touch do not overlap. One pass
+//     over the history.
+//   - agreement: at the end of the history, the live nodes that believe in
+//     a leader all believe in the same one.
+//   - validity: at the end of the history, every leader a live node believes
+//     in is live and, when Meta.Elects is "max" ("min"), has the highest
+//     (smallest) election id among the live nodes.
+//   - termination: every node live at the deadline believes in some leader
+//     then. The deadline is Meta.Termination (one second if zero) after the
+//     latest of the first event, the last nemesis event and the last "elect"
+//     invocation; a history that ends before it is judged unknown.
+//
+// Agreement and validity judge a killed history (no end event) at its last
+// event, and say so. Figures whose value is a time carry the unit in their
+// name ("deadline_ns").
+//
+// Callers run checks by name:
+//
+//	results, valid, err := checks.Run(h, checks.ElectionDefaults)
+//
+// or iterate All and call each Check's Run.
+package checks

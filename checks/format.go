@@ -1,0 +1,71 @@
+package checks
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"coup/harness/history"
+)
+
+// fmtTime formats a history time as seconds with millisecond precision:
+// "1.203s".
+func fmtTime(ns int64) string {
+	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}
+
+// fmtDur formats a length of time, rounded to the millisecond when it is at
+// least one: "47ms", "1.5s", "300ns".
+func fmtDur(ns int64) string {
+	d := time.Duration(ns)
+	if d >= time.Millisecond {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}
+
+// joinNames lists names for a sentence: "n1", "n1 and n2", "n1, n2 and n3";
+// beyond six names the rest are counted.
+func joinNames(names []string) string {
+	const most = 6
+	if len(names) > most {
+		rest := len(names) - (most - 1)
+		names = append(names[:most-1:most-1], fmt.Sprintf("%d others", rest))
+	}
+	switch len(names) {
+	case 0:
+		return "no node"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// plural returns "1 line", "2 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// isAre picks the singular or plural verb for a count.
+func isAre(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// killedNote is added to the explanation of an end-state check when the
+// history has no end event.
+func killedNote(end int64) string {
+	return fmt.Sprintf("; the history has no end event (the run was killed), so this judges its last event at %s", fmtTime(end))
+}
+
+// sortEvents puts evidence in history order.
+func sortEvents(es []history.Event) {
+	slices.SortFunc(es, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
+}

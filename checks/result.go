@@ -1,0 +1,37 @@
+package checks
+
+import "coup/harness/history"
+
+// Result is what one check says about one history.
+type Result struct {
+	// Name is the check's name, such as "two-leaders".
+	Name string `json:"name"`
+	// Valid is the verdict.
+	Valid Validity `json:"valid"`
+	// Explanation is one sentence a person can act on. It is always set when
+	// Valid is False or Unknown, and may be set when it is True.
+	Explanation string `json:"explanation,omitempty"`
+	// Nodes are the nodes the verdict is about.
+	Nodes []string `json:"nodes,omitempty"`
+	// Interval is the span of time the verdict is about, if any.
+	Interval *Interval `json:"interval,omitempty"`
+	// Evidence is the smallest set of events that shows the verdict, in
+	// history order.
+	Evidence []history.Event `json:"evidence,omitempty"`
+	// Figures are optional numbers, such as counts, keyed by snake_case names.
+	Figures map[string]any `json:"figures,omitempty"`
+}
+
+// Interval is a span of history time, in nanoseconds since the run began.
+type Interval struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// figure sets a figure, making the map if needed.
+func (r *Result) figure(name string, v any) {
+	if r.Figures == nil {
+		r.Figures = map[string]any{}
+	}
+	r.Figures[name] = v
+}

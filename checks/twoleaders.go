@@ -1,0 +1,176 @@
+package checks
+
+import (
+	"container/heap"
+	"fmt"
+
+	"coup/harness/history"
+)
+
+// claim is one span during which a live node believed it was the leader.
+type claim struct {
+	node     string
+	from, to int64
+	at       int            // position in the history of the report that began it
+	begin    *history.Event // the report that began it
+	end      *history.Event // the event that ended it; nil if the history ended first
+	paused   *history.Event // the pause in force when it began, if any
+}
+
+// claimsOf returns every claim in h, in the order they began, and the
+// number of leader reports ignored because their node was not live.
+func claimsOf(h *history.History) ([]*claim, int) {
+	w := newWorld(&h.Meta)
+	var claims []*claim
+	open := map[string]*claim{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if !affects(e) {
+			continue
+		}
+		n := w.node(e.Node)
+		was := n.claims()
+		w.apply(e)
+		switch now := n.claims(); {
+		case !was && now:
+			c := &claim{node: n.name, from: e.Time, at: i, begin: e, paused: n.pause}
+			open[n.name] = c
+			claims = append(claims, c)
+		case was && !now:
+			c := open[n.name]
+			c.to, c.end = e.Time, e
+			delete(open, n.name)
+		}
+	}
+	for _, c := range open {
+		c.to = h.End()
+	}
+	return claims, w.ignored
+}
+
+// overlap is two claims that overlap for a positive length of time; a began
+// no later than b.
+type overlap struct {
+	a, b *claim
+}
+
+func (o overlap) from() int64 { return o.b.from }
+func (o overlap) to() int64   { return min(o.a.to, o.b.to) }
+
+// overlaps returns the first overlap (the one that begins earliest) and the
+// number of overlapping pairs of claims. Claims that touch (one ends when
+// the other begins) do not overlap. claims must be in the order they began.
+// It sweeps once, keeping the claims still open in a heap ordered by end;
+// since a node has at most one open claim, the heap holds at most one claim
+// per node.
+func overlaps(claims []*claim) (first *overlap, count int) {
+	var open byEnd
+	for _, b := range claims {
+		for len(open) > 0 && open[0].to <= b.from {
+			heap.Pop(&open)
+		}
+		if b.to <= b.from {
+			continue // an instant: it overlaps nothing
+		}
+		count += len(open)
+		if first == nil && len(open) > 0 {
+			// Exactly one claim is open here: two open claims would both
+			// contain the instant just after b.from, so they would overlap
+			// each other, and that overlap would have been found first.
+			first = &overlap{a: open[0], b: b}
+		}
+		heap.Push(&open, b)
+	}
+	return first, count
+}
+
+// byEnd is a min-heap of claims by end time.
+type byEnd []*claim
+
+func (q byEnd) Len() int           { return len(q) }
+func (q byEnd) Less(i, j int) bool { return q[i].to < q[j].to }
+func (q byEnd) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *byEnd) Push(x any)        { *q = append(*q, x.(*claim)) }
+func (q *byEnd) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return c
+}
+
+// twoLeaders: at no instant do two live nodes each believe they are the
+// leader.
+func twoLeaders(h *history.History) Result {
+	claims, ignored := claimsOf(h)
+	first, count := overlaps(claims)
+	r := Result{Figures: map[string]any{"claims": len(claims), "overlaps": count}}
+	if ignored > 0 {
+		r.Figures["ignored_reports"] = ignored
+	}
+	if first == nil {
+		r.Valid = True
+		r.Explanation = fmt.Sprintf("no two live nodes believed they were the leader at once (%s of leadership)", plural(len(claims), "claim"))
+		return r
+	}
+	a, b := first.a, first.b
+	from, to := first.from(), first.to()
+	r.Valid = False
+	r.Nodes = []string{a.node, b.node}
+	r.Interval = &Interval{From: from, To: to}
+	r.Evidence = []history.Event{*a.begin, *b.begin}
+	ender := a
+	if b.to < a.to {
+		ender = b
+	}
+	until := fmtTime(to)
+	if ender.end != nil {
+		r.Evidence = append(r.Evidence, *ender.end)
+	} else {
+		until = "the end of the history at " + until
+	}
+	sortEvents(r.Evidence)
+
+	state := "still live"
+	if p := pausedDuring(h, a, from, to); p != nil {
+		state = fmt.Sprintf("still live (paused at %s)", fmtTime(p.Time))
+	}
+	r.Explanation = fmt.Sprintf("%s and %s both believed they were the leader from %s to %s (%s): ",
+		a.node, b.node, fmtTime(from), until, fmtDur(to-from))
+	if a.from == b.from {
+		r.Explanation += fmt.Sprintf("both claimed leadership at %s", fmtTime(b.from))
+	} else {
+		r.Explanation += fmt.Sprintf("%s claimed leadership at %s while %s, %s, had held its claim since %s",
+			b.node, fmtTime(b.from), a.node, state, fmtTime(a.from))
+	}
+	if count > 1 {
+		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all", count)
+	}
+	return r
+}
+
+// pausedDuring returns the pause of c's node that was in force at some
+// instant of (from, to), or nil if the node ran throughout.
+func pausedDuring(h *history.History, c *claim, from, to int64) *history.Event {
+	p := c.paused
+	for i := c.at + 1; i < len(h.Events); i++ {
+		e := &h.Events[i]
+		if e.Time >= to {
+			break
+		}
+		if e.Kind != history.KindProcess || e.Node != c.node {
+			continue
+		}
+		switch e.What {
+		case history.ProcPause:
+			if p == nil {
+				p = e
+			}
+		case history.ProcResume, history.ProcStart, history.ProcCrash, history.ProcExit, history.ProcStop:
+			if p != nil && e.Time > from {
+				return p // it ran again, or went down, within the interval
+			}
+			p = nil
+		}
+	}
+	return p
+}

@@ -1,0 +1,219 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+)
+
+func TestTwoLeaders(t *testing.T) {
+	n3 := []string{"n1", "n2", "n3"}
+	tests := []struct {
+		name     string
+		h        *history.History
+		want     Validity
+		nodes    []string
+		interval *Interval
+		evidence []int64
+		overlaps int
+		explain  []string // substrings of the explanation
+	}{
+		{
+			name: "one leader",
+			h:    hist(n3...).starts(0, n3...).leader("n3", "n3", 10).agree("n3", 12, "n1", "n2").end(100).h(),
+			want: True,
+		},
+		{
+			name:     "two claims overlap to the end",
+			h:        hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).end(100).h(),
+			want:     False,
+			nodes:    []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(100)},
+			evidence: []int64{4, 5},
+			overlaps: 1,
+			explain:  []string{"n1 and n2 both believed they were the leader from 0.020s to the end of the history at 0.100s (80ms)", "n1, still live, had held its claim since 0.010s"},
+		},
+		{
+			name: "claims touch: the old leader steps down first",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n1", "n2", 20).leader("n2", "n2", 20).end(100).h(),
+			want: True,
+		},
+		{
+			name: "claims touch: the new leader is recorded first",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).leader("n1", "n2", 20).end(100).h(),
+			want: True,
+		},
+		{
+			name: "claims overlap for a millisecond",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).leader("n1", "n2", 21).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(21)},
+			evidence: []int64{4, 5, 6},
+			overlaps: 1,
+			explain:  []string{"from 0.020s to 0.021s (1ms)"},
+		},
+		{
+			name: "the later claim ends the overlap",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).leader("n2", "n1", 30).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(30)},
+			evidence: []int64{4, 5, 6},
+			overlaps: 1,
+		},
+		{
+			name: "a paused leader is still live",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).pause("n1", 15).
+				leader("n2", "n2", 30).crash("n1", 50).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(30), To: ms(50)},
+			evidence: []int64{4, 6, 7},
+			overlaps: 1,
+			explain:  []string{"n2 claimed leadership at 0.030s while n1, still live (paused at 0.015s), had held its claim since 0.010s"},
+		},
+		{
+			name: "a leader paused during the overlap",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 30).
+				pause("n1", 40).resume("n1", 60).leader("n1", "n2", 61).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(30), To: ms(61)},
+			evidence: []int64{4, 5, 8},
+			overlaps: 1,
+			explain:  []string{"(paused at 0.040s)"},
+		},
+		{
+			name: "a leader paused and resumed before the overlap is not said to be paused",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).pause("n1", 15).resume("n1", 20).
+				leader("n2", "n2", 30).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(30), To: ms(100)},
+			explain:  []string{"n1, still live, had"},
+			overlaps: 1,
+		},
+		{
+			name: "a crashed leader's claim ends at its crash",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).crash("n1", 20).leader("n2", "n2", 25).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a crash and a new claim at the same instant touch",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).crash("n1", 20).leader("n2", "n2", 20).end(100).h(),
+			want: True,
+		},
+		{
+			name: "exit and stop end claims",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).exit("n1", 20).leader("n2", "n2", 20).
+				stop("n2", 30).leader("n3", "n3", 30).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a restarted node's old claim does not count after its crash",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).crash("n1", 20).
+				leader("n2", "n2", 25).start("n1", 30).leader("n1", "n2", 35).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a restarted node's new claim counts",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).crash("n1", 20).
+				leader("n2", "n2", 25).start("n1", 30).leader("n1", "n1", 40).end(100).h(),
+			want: False, nodes: []string{"n2", "n1"},
+			interval: &Interval{From: ms(40), To: ms(100)},
+			evidence: []int64{6, 8},
+			overlaps: 1,
+		},
+		{
+			name: "a start while live begins a fresh incarnation",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).start("n1", 20).leader("n2", "n2", 20).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a report read after the crash is ignored",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n2", 5).crash("n1", 20).leader("n2", "n2", 22).
+				leader("n1", "n1", 25).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a node that never started claims nothing",
+			h:    hist(n3...).starts(0, "n1", "n2").leader("n1", "n1", 10).leader("n3", "n3", 20).end(100).h(),
+			want: True,
+		},
+		{
+			name: "repeating a claim does not begin a new one",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n1", "n1", 20).leader("n2", "n2", 30).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(30), To: ms(100)},
+			evidence: []int64{4, 6},
+			overlaps: 1,
+			explain:  []string{"since 0.010s"},
+		},
+		{
+			name: "three leaders: the first overlap and three pairs",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).leader("n3", "n3", 30).
+				leader("n1", "n3", 40).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(40)},
+			evidence: []int64{4, 5, 7},
+			overlaps: 3,
+			explain:  []string{"3 pairs of claims overlap in all"},
+		},
+		{
+			name: "two claims at the same instant",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 10).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(10), To: ms(100)},
+			evidence: []int64{4, 5},
+			overlaps: 1,
+			explain:  []string{"from 0.010s to the end of the history at 0.100s (90ms): both claimed leadership at 0.010s"},
+		},
+		{
+			name: "a claim in the history's last instant overlaps nothing",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 100).end(100).h(),
+			want: True,
+		},
+		{
+			name: "a killed history: claims run to its last event",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).leader("n3", "n1", 50).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(50)},
+			evidence: []int64{4, 5},
+			overlaps: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := judge(t, "two-leaders", tt.h)
+			if r.Valid != tt.want {
+				t.Fatalf("got %v (%s), want %v", r.Valid, r.Explanation, tt.want)
+			}
+			if got := r.Figures["overlaps"]; got != tt.overlaps {
+				t.Errorf("overlaps: got %v, want %d", got, tt.overlaps)
+			}
+			if tt.want != False {
+				return
+			}
+			if !slices.Equal(r.Nodes, tt.nodes) {
+				t.Errorf("nodes: got %v, want %v", r.Nodes, tt.nodes)
+			}
+			if r.Interval == nil || *r.Interval != *tt.interval {
+				t.Errorf("interval: got %v, want %v", r.Interval, tt.interval)
+			}
+			if tt.evidence != nil && !slices.Equal(indexes(r.Evidence), tt.evidence) {
+				t.Errorf("evidence: got %v, want %v", indexes(r.Evidence), tt.evidence)
+			}
+			for _, s := range tt.explain {
+				if !strings.Contains(r.Explanation, s) {
+					t.Errorf("explanation %q: want it to contain %q", r.Explanation, s)
+				}
+			}
+		})
+	}
+}
+
+func TestTwoLeadersIgnoredReports(t *testing.T) {
+	h := hist("n1", "n2").start("n1", 0).leader("n2", "n2", 5).leader("n1", "n1", 10).end(100).h()
+	r := judge(t, "two-leaders", h)
+	if got, want := r.Figures["ignored_reports"], 1; got != want {
+		t.Errorf("ignored_reports: got %v, want %d", got, want)
+	}
+}
