@@ -1,0 +1,160 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Scenario is one scenario file, validated and with its defaults filled in.
+type Scenario struct {
+	// Name names the scenario in the store; it defaults to the file's base
+	// name without ".toml".
+	Name string `toml:"name"`
+	// Description says what the scenario shows, for people.
+	Description string `toml:"description"`
+	// Algorithm is the built-in algorithm the nodes run (see
+	// `coup algorithms`). With Command set it names the foreign node's
+	// algorithm for the report and may be anything.
+	Algorithm string `toml:"algorithm"`
+	// Command, when set, runs this program (with its arguments) as each node
+	// instead of the built-in node; it must speak the node protocol.
+	Command []string `toml:"command"`
+	// Nodes is the number of nodes, named n1..nN in ring order.
+	Nodes int `toml:"nodes"`
+	// IDs are the nodes' election identifiers in ring order; by default
+	// node nK has id K. They must be distinct.
+	IDs []int `toml:"ids"`
+	// Seed seeds every random choice of the run (default 1).
+	Seed int64 `toml:"seed"`
+	// Duration is how long the workload and faults run (default 1s).
+	Duration Duration `toml:"duration"`
+	// Recovery is how long the run goes on after the heal, with no
+	// faults, so that liveness can be judged (default 1s).
+	Recovery Duration `toml:"recovery"`
+	// Checksums asks built-in nodes to sum every message they send and to
+	// reject any whose sum does not match (default true).
+	Checksums *bool `toml:"checksums"`
+	// Params are the algorithm's parameters; each algorithm documents its
+	// own, and unknown ones are rejected.
+	Params map[string]any `toml:"params"`
+
+	Network  Network  `toml:"network"`
+	Workload Workload `toml:"workload"`
+	Faults   []Fault  `toml:"faults"`
+	Checks   Checks   `toml:"checks"`
+	Expect   Expect   `toml:"expect"`
+	History  History  `toml:"history"`
+
+	// File is the path the scenario was loaded from.
+	File string `toml:"-"`
+
+	loc *locator
+}
+
+// Network is the base behaviour of every link, before faults.
+type Network struct {
+	// Latency is the one-way delay of every message (default 1ms).
+	Latency Duration `toml:"latency"`
+	// Jitter adds a uniformly random delay in [0, jitter) to each message.
+	Jitter Duration `toml:"jitter"`
+	// FIFO keeps each link first-in first-out despite jitter (default
+	// true), as a TCP connection would.
+	FIFO *bool `toml:"fifo"`
+}
+
+// Workload says what clients ask of the nodes.
+type Workload struct {
+	// Kind is "election" (ask initiators to start an election) or "none"
+	// (the algorithm starts by itself). Default "election".
+	Kind string `toml:"kind"`
+	// Initiators are the nodes asked to start an election, or ["all"].
+	// Default: the first node.
+	Initiators []string `toml:"initiators"`
+	// At is when the initiators are asked (default 0: as soon as the nodes
+	// are up).
+	At Duration `toml:"at"`
+}
+
+// Fault is one fault of the nemesis.
+type Fault struct {
+	// Kind is the fault: "crash".
+	Kind string `toml:"kind"`
+	// Target names the node the fault hits.
+	Target string `toml:"target"`
+	// At is when the fault begins, from the start of the run.
+	At Duration `toml:"at"`
+}
+
+// Checks configures the checks.
+type Checks struct {
+	// Run names the checks to run; default: two-leaders, agreement,
+	// validity and termination.
+	Run []string `toml:"run"`
+	// Termination is the bound within which every live node must believe
+	// in a leader after the last disruption (default: the recovery window).
+	Termination Duration `toml:"termination"`
+}
+
+// Expect is the verdict the scenario expects.
+type Expect struct {
+	// Valid is the expected overall verdict (default true).
+	Valid *bool `toml:"valid"`
+	// Violations are the checks that must find a violation. Every other
+	// check must hold.
+	Violations []string `toml:"violations"`
+}
+
+// History says what the history records.
+type History struct {
+	// Messages records every message's send, delivery and fate as an
+	// event (default true). Message counts are kept either way.
+	Messages *bool `toml:"messages"`
+}
+
+// Duration is a duration written as a string like "150ms". A bad value is
+// kept and reported by validation, with its position.
+type Duration struct {
+	D   time.Duration
+	Raw string
+	Set bool
+	err error
+}
+
+// UnmarshalText records the text; it never fails, so that validation can
+// report the error with the field's position.
+func (d *Duration) UnmarshalText(b []byte) error {
+	d.Raw, d.Set = string(b), true
+	d.D, d.err = time.ParseDuration(d.Raw)
+	if d.err == nil && d.D < 0 {
+		d.err = fmt.Errorf("negative")
+	}
+	return nil
+}
+
+// MarshalText writes the duration back.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.D.String()), nil }
+
+// NodeName is the name of the i-th node (0-based) in ring order.
+func NodeName(i int) string { return "n" + strconv.Itoa(i+1) }
+
+// NodeNames are the scenario's node names in ring order.
+func (s *Scenario) NodeNames() []string {
+	out := make([]string, s.Nodes)
+	for i := range out {
+		out[i] = NodeName(i)
+	}
+	return out
+}
+
+// ChecksumsOn reports whether nodes sum their messages.
+func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }
+
+// RecordMessages reports whether each message is recorded in the history.
+func (s *Scenario) RecordMessages() bool { return s.History.Messages == nil || *s.History.Messages }
+
+// FIFO reports whether links keep their order.
+func (n *Network) IsFIFO() bool { return n.FIFO == nil || *n.FIFO }
+
+// ExpectValid is the expected overall verdict.
+func (e *Expect) ExpectValid() bool { return e.Valid == nil || *e.Valid }

@@ -1,0 +1,186 @@
+package scenario
+
+import (
+	"errors"
+
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const good = `name = "t"
+algorithm = "chang-roberts"
+nodes = 5
+duration = "300ms"
+recovery = "200ms"
+
+[network]
+latency = "2ms"
+
+[workload]
+initiators = ["n2"]
+
+[[faults]]
+kind = "crash"
+target = "n4"
+at = "50ms"
+
+[expect]
+valid = false
+violations = ["termination"]
+`
+
+func TestGoodScenarioHasDefaults(t *testing.T) {
+	s, err := Parse("good.toml", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Network.Latency.D, 2*time.Millisecond; got != want {
+		t.Errorf("latency %s, want %s", got, want)
+	}
+	if got, want := s.Checks.Termination.D, 200*time.Millisecond; got != want {
+		t.Errorf("termination bound %s, want the recovery window %s", got, want)
+	}
+	if got := s.IDs; len(got) != 5 || got[0] != 1 || got[4] != 5 {
+		t.Errorf("default ids %v, want 1..5", got)
+	}
+	if s.Seed != 1 || !s.ChecksumsOn() || !s.RecordMessages() || !s.Network.IsFIFO() {
+		t.Errorf("defaults: seed %d checksums %v messages %v fifo %v", s.Seed, s.ChecksumsOn(), s.RecordMessages(), s.Network.IsFIFO())
+	}
+	if s.Workload.Kind != "election" {
+		t.Errorf("workload kind %q, want election", s.Workload.Kind)
+	}
+}
+
+// replace returns good with one line replaced (or, with old "", a line
+// appended).
+func replace(t *testing.T, old, new string) string {
+	t.Helper()
+	if old == "" {
+		return good + new + "\n"
+	}
+	if !strings.Contains(good, old) {
+		t.Fatalf("good scenario has no %q", old)
+	}
+	return strings.Replace(good, old, new, 1)
+}
+
+func TestBadScenarios(t *testing.T) {
+	tests := []struct {
+		name  string
+		old   string // a line of good to replace ("" appends)
+		new   string
+		line  int
+		field string
+		msg   string // part of the message
+	}{
+		{"misspelt key", `latency = "2ms"`, `latnecy = "2ms"`, 8, "network.latnecy", "unknown key"},
+		{"misspelt top key", `nodes = 5`, `node = 5`, 3, "node", "unknown key"},
+		{"misspelt fault key", `target = "n4"`, `tagret = "n4"`, 15, "faults[0].tagret", "unknown key"},
+		{"bad duration", `duration = "300ms"`, `duration = "300 ms"`, 4, "duration", "bad duration"},
+		{"duration without unit", `latency = "2ms"`, `latency = 2`, 8, "network.latency", "bad duration"},
+		{"negative duration", `at = "50ms"`, `at = "-5ms"`, 16, "faults[0].at", "negative"},
+		{"no nodes", `nodes = 5`, `nodes = 0`, 3, "nodes", "at least 1"},
+		{"nodes not a number", `nodes = 5`, `nodes = "five"`, 3, "nodes", "incompatible types"},
+		{"unknown algorithm", `algorithm = "chang-roberts"`, `algorithm = "chang-robert"`, 2, "algorithm", "unknown algorithm"},
+		{"target names no node", `target = "n4"`, `target = "n9"`, 15, "faults[0].target", "names no node"},
+		{"unknown fault", `kind = "crash"`, `kind = "explode"`, 14, "faults[0].kind", "unknown fault"},
+		{"fault after the run", `at = "50ms"`, `at = "5s"`, 16, "faults[0].at", "not within"},
+		{"initiator names no node", `initiators = ["n2"]`, `initiators = ["n2", "x"]`, 11, "workload.initiators", "names no node"},
+		{"unknown check expected", `violations = ["termination"]`, `violations = ["terminaton"]`, 20, "expect.violations", "not among the checks"},
+		{"ids of the wrong length", `nodes = 5`, "nodes = 5\nids = [1, 2]", 4, "ids", "2 ids for 5 nodes"},
+		{"ids twice", `nodes = 5`, "nodes = 5\nids = [1, 2, 3, 2, 5]", 4, "ids", "given twice"},
+		{"unknown param", "", "[params]\nspeed = 3", 22, "params.speed", "unknown parameter"},
+		{"syntax error", `nodes = 5`, `nodes = = 5`, 3, "nodes", "expected value"},
+		{"termination beyond recovery", "", "[checks]\ntermination = \"1s\"", 22, "checks.termination", "longer than the recovery"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("bad.toml", replace(t, tt.old, tt.new))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want a *scenario.Error", err)
+			}
+			if e.File != "bad.toml" || e.Line != tt.line || e.Field != tt.field || !strings.Contains(e.Msg, tt.msg) {
+				t.Errorf("got %q (line %d, field %q), want line %d, field %q, message with %q", e, e.Line, e.Field, tt.line, tt.field, tt.msg)
+			}
+			if !strings.HasPrefix(e.Error(), "bad.toml:") {
+				t.Errorf("message %q does not start with the file", e)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(e.Error(), "nope.toml: cannot read") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// Every scenario of the catalogue loads.
+func TestCatalogueLoads(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.toml")
+	if len(files) == 0 {
+		t.Fatal("no scenarios found")
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestLocator(t *testing.T) {
+	src := `a = 1
+s = """
+b = 2
+"""
+arr = [
+  1,
+  2,
+]
+[t]
+"quoted key" = 3
+x = {y = 1, z = 2}
+[[f]]
+k = 1
+[[f]]
+k = 2
+`
+	l := newLocator(src)
+	tests := []struct {
+		path string
+		line int
+	}{
+		{"a", 1}, {"s", 2}, {"arr", 5}, {"t", 9}, {"t.quoted key", 10}, {"t.x", 11},
+		{"t.x.z", 11}, {"f[0].k", 13}, {"f[1].k", 15}, {"f[1].nothing", 14},
+	}
+	for _, tt := range tests {
+		pos, ok := l.find(tt.path)
+		if !ok || pos.Line != tt.line {
+			t.Errorf("find(%q) = line %d (%v), want %d", tt.path, pos.Line, ok, tt.line)
+		}
+	}
+	if _, ok := l.keys["b"]; ok {
+		t.Error("a key inside a multi-line string was taken for a key")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(good)
+	f.Add("nodes = [")
+	f.Add("[[faults]]\nkind = 1")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse("fuzz.toml", src)
+		if err == nil && s.Nodes < 1 {
+			t.Errorf("accepted %d nodes", s.Nodes)
+		}
+		var e *Error
+		if err != nil && !errors.As(err, &e) {
+			t.Errorf("error %v is not a *scenario.Error", err)
+		}
+	})
+}

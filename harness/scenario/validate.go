@@ -1,0 +1,248 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"coup/checks"
+	"coup/nodes"
+	"coup/nodes/algorithms"
+)
+
+// Defaults for keys a scenario leaves out.
+const (
+	DefaultDuration = time.Second
+	DefaultRecovery = time.Second
+	DefaultLatency  = time.Millisecond
+	// MaxNodes bounds the number of node processes of one run.
+	MaxNodes = 512
+)
+
+// validate checks every field in file order and fills in defaults. It
+// returns the first problem.
+func (s *Scenario) validate() error {
+	if s.Command == nil {
+		if s.Algorithm == "" {
+			return s.errorf("algorithm", "missing: name a built-in algorithm (%s) or give a command", strings.Join(algorithms.Names(), ", "))
+		}
+		if _, ok := algorithms.Lookup(s.Algorithm); !ok {
+			return s.errorf("algorithm", "unknown algorithm %q (known: %s)", s.Algorithm, strings.Join(algorithms.Names(), ", "))
+		}
+	} else if len(s.Command) == 0 || s.Command[0] == "" {
+		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
+	}
+	if s.Nodes < 1 {
+		return s.errorf("nodes", "must be at least 1, got %d", s.Nodes)
+	}
+	if s.Nodes > MaxNodes {
+		return s.errorf("nodes", "at most %d, got %d", MaxNodes, s.Nodes)
+	}
+	if err := s.validateIDs(); err != nil {
+		return err
+	}
+	if err := s.duration("duration", &s.Duration, DefaultDuration, true); err != nil {
+		return err
+	}
+	if err := s.duration("recovery", &s.Recovery, DefaultRecovery, false); err != nil {
+		return err
+	}
+	if err := s.validateParams(); err != nil {
+		return err
+	}
+	if err := s.duration("network.latency", &s.Network.Latency, DefaultLatency, false); err != nil {
+		return err
+	}
+	if err := s.duration("network.jitter", &s.Network.Jitter, 0, false); err != nil {
+		return err
+	}
+	if err := s.validateWorkload(); err != nil {
+		return err
+	}
+	for i := range s.Faults {
+		if err := s.validateFault(i); err != nil {
+			return err
+		}
+	}
+	if err := s.validateChecks(); err != nil {
+		return err
+	}
+	return s.validateExpect()
+}
+
+// duration checks a duration field and fills in its default.
+func (s *Scenario) duration(path string, d *Duration, def time.Duration, positive bool) error {
+	if !d.Set {
+		d.D = def
+		return nil
+	}
+	if d.err != nil {
+		if d.err.Error() == "negative" {
+			return s.errorf(path, "negative duration %q", d.Raw)
+		}
+		return s.errorf(path, "bad duration %q: write a number with a unit, like \"150ms\" or \"2s\"", d.Raw)
+	}
+	if positive && d.D <= 0 {
+		return s.errorf(path, "must be more than zero, got %q", d.Raw)
+	}
+	return nil
+}
+
+func (s *Scenario) validateIDs() error {
+	if s.IDs == nil {
+		s.IDs = make([]int, s.Nodes)
+		for i := range s.IDs {
+			s.IDs[i] = i + 1
+		}
+		return nil
+	}
+	if len(s.IDs) != s.Nodes {
+		return s.errorf("ids", "%d ids for %d nodes: give one per node, in ring order", len(s.IDs), s.Nodes)
+	}
+	seen := map[int]int{}
+	for i, id := range s.IDs {
+		if j, ok := seen[id]; ok {
+			return s.errorf("ids", "id %d is given twice (to %s and %s): ids must be distinct", id, NodeName(j), NodeName(i))
+		}
+		seen[id] = i
+	}
+	return nil
+}
+
+func (s *Scenario) validateParams() error {
+	if s.Command != nil {
+		return nil // a foreign node validates its own
+	}
+	spec, _ := algorithms.Lookup(s.Algorithm)
+	if _, err := spec.New(nodes.NewParams(s.Params)); err != nil {
+		var pe *nodes.ParamError
+		if errors.As(err, &pe) {
+			return s.errorf("params."+pe.Key, "%s", pe.Err)
+		}
+		return s.errorf("params", "%v", err)
+	}
+	return nil
+}
+
+// node checks that name is one of the scenario's nodes.
+func (s *Scenario) node(path, name string) error {
+	for _, n := range s.NodeNames() {
+		if n == name {
+			return nil
+		}
+	}
+	return s.errorf(path, "%q names no node: this scenario has %s", name, s.nodeRange())
+}
+
+func (s *Scenario) nodeRange() string {
+	if s.Nodes == 1 {
+		return "only n1"
+	}
+	return fmt.Sprintf("n1 to %s", NodeName(s.Nodes-1))
+}
+
+func (s *Scenario) validateWorkload() error {
+	w := &s.Workload
+	switch w.Kind {
+	case "":
+		w.Kind = "election"
+	case "election", "none":
+	default:
+		return s.errorf("workload.kind", "unknown workload %q (known: election, none)", w.Kind)
+	}
+	if err := s.duration("workload.at", &w.At, 0, false); err != nil {
+		return err
+	}
+	if w.At.D >= s.Duration.D {
+		return s.errorf("workload.at", "%s is not within the run's duration (%s)", w.At.D, s.Duration.D)
+	}
+	if w.Kind == "election" && len(w.Initiators) == 0 {
+		w.Initiators = []string{NodeName(0)}
+	}
+	if len(w.Initiators) == 1 && w.Initiators[0] == "all" {
+		w.Initiators = s.NodeNames()
+		return nil
+	}
+	for _, n := range w.Initiators {
+		if err := s.node("workload.initiators", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FaultKinds are the faults a scenario may name.
+var FaultKinds = []string{"crash"}
+
+func (s *Scenario) validateFault(i int) error {
+	f := &s.Faults[i]
+	at := fmt.Sprintf("faults[%d]", i)
+	known := false
+	for _, k := range FaultKinds {
+		known = known || f.Kind == k
+	}
+	if f.Kind == "" {
+		return s.errorf(at+".kind", "missing: say which fault (%s)", strings.Join(FaultKinds, ", "))
+	}
+	if !known {
+		return s.errorf(at+".kind", "unknown fault %q (known: %s)", f.Kind, strings.Join(FaultKinds, ", "))
+	}
+	if f.Target == "" {
+		return s.errorf(at+".target", "missing: name the node the fault hits")
+	}
+	if err := s.node(at+".target", f.Target); err != nil {
+		return err
+	}
+	if err := s.duration(at+".at", &f.At, 0, false); err != nil {
+		return err
+	}
+	if f.At.D >= s.Duration.D {
+		return s.errorf(at+".at", "%s is not within the run's duration (%s)", f.At.D, s.Duration.D)
+	}
+	return nil
+}
+
+func (s *Scenario) validateChecks() error {
+	c := &s.Checks
+	if c.Run == nil {
+		c.Run = append([]string(nil), checks.ElectionDefaults...)
+	}
+	for _, name := range c.Run {
+		if _, ok := checks.Lookup(name); !ok {
+			return s.errorf("checks.run", "unknown check %q (known: %s)", name, strings.Join(checkNames(), ", "))
+		}
+	}
+	if err := s.duration("checks.termination", &c.Termination, s.Recovery.D, true); err != nil {
+		return err
+	}
+	if c.Termination.D > s.Recovery.D {
+		return s.errorf("checks.termination", "%s is longer than the recovery window (%s), so termination could never be judged", c.Termination.D, s.Recovery.D)
+	}
+	return nil
+}
+
+func (s *Scenario) validateExpect() error {
+	e := &s.Expect
+	for _, v := range e.Violations {
+		found := false
+		for _, r := range s.Checks.Run {
+			found = found || r == v
+		}
+		if !found {
+			return s.errorf("expect.violations", "%q is not among the checks this scenario runs (%s)", v, strings.Join(s.Checks.Run, ", "))
+		}
+	}
+	if e.ExpectValid() && len(e.Violations) > 0 {
+		return s.errorf("expect.valid", "true, but expect.violations lists checks that must fail: set valid = false")
+	}
+	return nil
+}
+
+func checkNames() []string {
+	var out []string
+	for _, c := range checks.All() {
+		out = append(out, c.Name)
+	}
+	return out
+}
