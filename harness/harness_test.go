@@ -1,0 +1,116 @@
+package harness
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"coup/checks"
+	"coup/harness/history"
+)
+
+// The delay queue runs items in due order, ties in push order, whatever
+// order they were pushed in.
+func TestDelayQueueOrder(t *testing.T) {
+	q := newDelayQueue()
+	var mu sync.Mutex
+	var got []int
+	base := time.Now().Add(30 * time.Millisecond)
+	done := make(chan struct{})
+	dues := []time.Duration{5, 1, 3, 3, 0, 9}
+	for i, d := range dues {
+		i := i
+		q.push(base.Add(d*time.Millisecond), func() {
+			mu.Lock()
+			got = append(got, i)
+			if len(got) == len(dues) {
+				close(done)
+			}
+			mu.Unlock()
+		})
+	}
+	<-done
+	q.close()
+	want := []int{4, 1, 2, 3, 0, 5}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ran %v, want %v", got, want)
+		}
+	}
+}
+
+// A node whose queue is full costs the router nothing: the message is
+// dropped as an overflow and recorded, and enqueue returns at once.
+func TestEnqueueNeverBlocks(t *testing.T) {
+	r := &run{rec: history.NewRecorder(nil, func() int64 { return 0 }, true)}
+	r.router = &router{r: r, record: true, counts: map[string]int64{}}
+	m := &member{name: "n1", outbox: make(chan delivery, 2)}
+	done := make(chan struct{})
+	go func() {
+		for i := 1; i <= 5; i++ {
+			r.enqueue(m, delivery{msg: int64(i), src: "n2", mtype: "x"})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("enqueue blocked on a full queue")
+	}
+	if got := r.router.counts[countDropped+".overflow"]; got != 3 {
+		t.Errorf("%d overflow drops, want 3", got)
+	}
+	drops := 0
+	for _, e := range r.rec.Events() {
+		if e.Kind == history.KindMsg && e.What == history.MsgDrop && e.Reason == "overflow" {
+			drops++
+		}
+	}
+	if drops != 3 {
+		t.Errorf("%d drop events, want 3", drops)
+	}
+}
+
+func TestCompareWithExpectation(t *testing.T) {
+	res := func(exp history.Expect, complete bool, verdicts map[string]checks.Validity) *Results {
+		r := &Results{Expected: exp, Complete: complete, Checks: map[string]checks.Result{}}
+		var vs []checks.Validity
+		for _, name := range []string{"two-leaders", "termination"} {
+			v := verdicts[name]
+			r.Checks[name] = checks.Result{Name: name, Valid: v, Explanation: "because"}
+			r.Order = append(r.Order, name)
+			vs = append(vs, v)
+		}
+		r.Valid = checks.Compose(vs...)
+		r.compare()
+		return r
+	}
+	T, F, U := checks.True, checks.False, checks.Unknown
+	valid := history.Expect{Valid: true}
+	termFails := history.Expect{Valid: false, Violations: []string{"termination"}}
+	someFail := history.Expect{Valid: false}
+	tests := []struct {
+		name     string
+		exp      history.Expect
+		complete bool
+		two, ter checks.Validity
+		want     int
+	}{
+		{"valid as expected", valid, true, T, T, ExitOK},
+		{"unexpected violation", valid, true, F, T, ExitUnexpected},
+		{"expected violation found", termFails, true, T, F, ExitOK},
+		{"expected violation missing", termFails, true, T, T, ExitUnexpected},
+		{"another check fails too", termFails, true, F, F, ExitUnexpected},
+		{"expected violation unknown", termFails, true, T, U, ExitUnknown},
+		{"unknown beside an unexpected failure", valid, true, F, U, ExitUnexpected},
+		{"some violation expected, found", someFail, true, F, T, ExitOK},
+		{"some violation expected, none", someFail, true, T, T, ExitUnexpected},
+		{"incomplete history", valid, false, T, T, ExitUnknown},
+	}
+	for _, tt := range tests {
+		r := res(tt.exp, tt.complete, map[string]checks.Validity{"two-leaders": tt.two, "termination": tt.ter})
+		if r.ExitCode != tt.want {
+			t.Errorf("%s: exit %d (%s), want %d; notes %v", tt.name, r.ExitCode, r.Outcome, tt.want, r.Notes)
+		}
+	}
+}

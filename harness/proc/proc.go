@@ -1,0 +1,122 @@
+// Package proc starts and controls node processes: each in its own process
+// group, killed with the harness (Linux's parent-death signal), with stdin
+// and stdout as pipes and stderr written straight to a log file.
+//
+// Every process the package starts is tracked until it has been waited for,
+// so KillAll can end them all, whatever state they are in (a stopped
+// process is killed too).
+package proc
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// Spec says how to start a process.
+type Spec struct {
+	// Argv is the program and its arguments.
+	Argv []string
+	// Env is added to the harness's environment.
+	Env []string
+	// Log receives the process's stderr.
+	Log *os.File
+	// Dir is the working directory ("" for the harness's).
+	Dir string
+}
+
+// Proc is one running (or finished) process.
+type Proc struct {
+	cmd    *exec.Cmd
+	Stdin  io.WriteCloser
+	Stdout io.ReadCloser
+	done   chan struct{}
+	once   sync.Once
+	err    error
+	state  *os.ProcessState
+}
+
+var (
+	mu   sync.Mutex
+	live = map[*Proc]bool{}
+)
+
+// Start starts a process.
+func Start(s Spec) (*Proc, error) {
+	if len(s.Argv) == 0 {
+		return nil, fmt.Errorf("start: no program")
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Dir = s.Dir
+	cmd.Stderr = s.Log
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // Ctrl-C at a terminal reaches the harness only
+		Pdeathsig: syscall.SIGKILL, // and the node dies if the harness does
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
+	}
+	p := &Proc{cmd: cmd, Stdin: stdin, Stdout: stdout, done: make(chan struct{})}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
+	}
+	live[p] = true
+	return p, nil
+}
+
+// Pid is the process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Wait waits for the process to end, once its stdout has been read to the
+// end, and returns how it ended. It may be called more than once.
+func (p *Proc) Wait() (*os.ProcessState, error) {
+	p.once.Do(func() {
+		err := p.cmd.Wait()
+		mu.Lock()
+		p.state, p.err = p.cmd.ProcessState, err
+		delete(live, p)
+		mu.Unlock()
+		close(p.done)
+	})
+	<-p.done
+	return p.state, p.err
+}
+
+// Done is closed when Wait has returned.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Signal sends sig to the process's group.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	return syscall.Kill(-p.Pid(), sig)
+}
+
+// Kill kills the process group with SIGKILL.
+func (p *Proc) Kill() error { return p.Signal(syscall.SIGKILL) }
+
+// Pause stops the process group (SIGSTOP).
+func (p *Proc) Pause() error { return p.Signal(syscall.SIGSTOP) }
+
+// Resume continues the process group (SIGCONT).
+func (p *Proc) Resume() error { return p.Signal(syscall.SIGCONT) }
+
+// KillAll kills every process started by this package that has not been
+// waited for yet. It is safe to call at any time, from a signal handler's
+// goroutine too.
+func KillAll() {
+	mu.Lock()
+	defer mu.Unlock()
+	for p := range live {
+		_ = p.Kill()
+	}
+}

@@ -1,0 +1,126 @@
+package harness
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"coup/harness/history"
+	"coup/nemesis"
+	"coup/nodes/wire"
+)
+
+// router carries messages between nodes: it records each send, asks the
+// nemesis for its fate and schedules its delivery.
+type router struct {
+	r      *run
+	record bool // record every message as an event
+
+	mu     sync.Mutex // guards net, nextID and counts
+	net    *nemesis.Net
+	nextID int64
+	counts map[string]int64
+	queue  *delayQueue
+}
+
+func (rt *router) count(keys ...string) {
+	rt.mu.Lock()
+	for _, k := range keys {
+		rt.counts[k]++
+	}
+	rt.mu.Unlock()
+}
+
+// route handles one line written by a node, in the order the node wrote
+// it.
+func (r *run) route(from string, line []byte) {
+	env, err := wire.Parse(line)
+	if err != nil {
+		r.logf("%s: unparsable output: %v: %.200s", from, err, line)
+		r.router.count("output.invalid")
+		return
+	}
+	if env.Src != from {
+		r.logf("%s: wrote a message with src %q; routing it as from %s", from, env.Src, from)
+		env.Src = from
+	}
+	switch {
+	case env.Dest == wire.Harness:
+		r.report(from, env.Body)
+	case r.members[env.Dest] != nil:
+		r.router.send(env)
+	default:
+		r.clients.reply(from, env)
+	}
+}
+
+// report records a node's report.
+func (r *run) report(from string, body []byte) {
+	var rb wire.ReportBody
+	if err := json.Unmarshal(body, &rb); err != nil || rb.Type != "report" {
+		r.logf("%s: bad report: %.200s", from, body)
+		r.router.count("output.invalid")
+		return
+	}
+	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: rb.What, Value: rb.Value, Name: rb.Name, Msg: rb.Msg})
+}
+
+// send records a message and schedules it by its fate.
+func (rt *router) send(env wire.Envelope) {
+	r := rt.r
+	mtype := "?"
+	if head, err := wire.ParseHead(env.Body); err == nil && head.Type != "" {
+		mtype = head.Type
+	}
+	rt.mu.Lock()
+	rt.nextID++
+	id := rt.nextID
+	rt.counts[countSent]++
+	rt.counts[countSent+"."+mtype]++
+	var now int64
+	if rt.record {
+		// Recording under the router's lock keeps the send events of one
+		// link in the order of their fates.
+		e := r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgSend, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
+		now = e.Time
+	} else {
+		now = r.rec.Now()
+	}
+	fate := rt.net.Decide(nemesis.Link{From: env.Src, To: env.Dest}, time.Duration(now))
+	rt.mu.Unlock()
+
+	d := delivery{msg: id, src: env.Src, mtype: mtype}
+	if fate.Drop {
+		r.dropped(d, env.Dest, fate.Reason)
+		return
+	}
+	env.ID = id
+	d.line = env.Append(nil)
+	dest := r.members[env.Dest]
+	rt.queue.push(r.start.Add(time.Duration(now)+fate.Delay), func() { r.enqueue(dest, d) })
+}
+
+// enqueue hands a due delivery to its node's queue without ever blocking.
+func (r *run) enqueue(m *member, d delivery) {
+	select {
+	case m.outbox <- d:
+	default:
+		if d.msg != 0 {
+			r.dropped(d, m.name, "overflow")
+		}
+	}
+}
+
+func (r *run) delivered(d delivery, to string) {
+	r.router.count(countDelivered)
+	if r.router.record {
+		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
+	}
+}
+
+func (r *run) dropped(d delivery, to, reason string) {
+	r.router.count(countDropped, countDropped+"."+reason)
+	if r.router.record {
+		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDrop, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: reason})
+	}
+}

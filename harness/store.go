@@ -1,0 +1,59 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// The files of a run's store folder.
+const (
+	HistoryFile = "history.jsonl"
+	ResultsFile = "results.json"
+	ReportFile  = "report.html"
+	HarnessLog  = "harness.log"
+)
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// newRunDir creates store/<scenario>/<timestamp>/ and returns its path. Two
+// runs in the same millisecond get distinct folders.
+func newRunDir(root, scenario string, now time.Time) (string, error) {
+	name := unsafeName.ReplaceAllString(scenario, "_")
+	base := filepath.Join(root, name)
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("create store: %w", err)
+	}
+	stamp := now.UTC().Format("20060102T150405.000Z")
+	for i := 0; ; i++ {
+		dir := filepath.Join(base, stamp)
+		if i > 0 {
+			dir = fmt.Sprintf("%s-%d", dir, i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) {
+			return "", fmt.Errorf("create store: %w", err)
+		}
+	}
+}
+
+// linkLatest points store/<scenario>/latest at dir, replacing the link
+// atomically.
+func linkLatest(dir string) error {
+	parent := filepath.Dir(dir)
+	tmp := filepath.Join(parent, fmt.Sprintf(".latest-%d", os.Getpid()))
+	_ = os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
+		return fmt.Errorf("link latest: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(parent, "latest")); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("link latest: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package harness
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"coup/checks"
+	"coup/harness/history"
+)
+
+// Exit codes of `coup run` and `coup check` (the interface contract).
+const (
+	ExitOK         = 0 // every outcome as expected
+	ExitUnexpected = 1 // a check failed unexpectedly, or an expected violation was not found
+	ExitInput      = 2 // usage or input error
+	ExitUnknown    = 3 // a verdict could not be reached
+)
+
+// Outcomes of comparing a verdict with the scenario's expectation.
+const (
+	AsExpected = "as expected"
+	Unexpected = "unexpected"
+	Unknown    = "unknown"
+)
+
+// Results is what results.json holds.
+type Results struct {
+	Scenario  string `json:"scenario"`
+	File      string `json:"file,omitempty"`
+	Algorithm string `json:"algorithm"`
+	Seed      int64  `json:"seed"`
+	// Valid is the composed verdict of every check: true, false or
+	// "unknown" (false beats unknown beats true).
+	Valid checks.Validity `json:"valid"`
+	// Expected is what the scenario expects, and Outcome how the verdict
+	// compares: "as expected", "unexpected" or "unknown".
+	Expected history.Expect `json:"expected"`
+	Outcome  string         `json:"outcome"`
+	// Notes explain every check whose verdict differs from the
+	// expectation, one sentence each.
+	Notes    []string `json:"notes,omitempty"`
+	ExitCode int      `json:"exit_code"`
+	// Checks holds each check's verdict and evidence, by name.
+	Checks map[string]checks.Result `json:"checks"`
+	// Order is the order the checks ran in.
+	Order []string `json:"order"`
+	Stats Stats    `json:"stats"`
+	// Complete is false when the history has no end event: the run was
+	// interrupted or killed, and only a prefix was checked.
+	Complete bool `json:"complete"`
+	// Skipped lists history lines that could not be parsed.
+	Skipped []history.BadLine `json:"skipped_lines,omitempty"`
+	// Error is set when the run itself failed (a node would not start).
+	Error string `json:"error,omitempty"`
+}
+
+// Stats are message and operation counts.
+type Stats struct {
+	Events   int              `json:"events"`
+	Duration int64            `json:"duration_ns"`
+	Messages MessageStats     `json:"messages"`
+	Ops      map[string]int64 `json:"ops"`
+}
+
+// MessageStats count messages between nodes.
+type MessageStats struct {
+	Sent      int64            `json:"sent"`
+	Delivered int64            `json:"delivered"`
+	Dropped   int64            `json:"dropped"`
+	ByType    map[string]int64 `json:"by_type"`
+	Drops     map[string]int64 `json:"drops,omitempty"`
+}
+
+// Evaluate runs the history's checks and compares the verdict with the
+// expectation the history's meta event carries.
+func Evaluate(h *history.History) (*Results, error) {
+	m := &h.Meta
+	names := m.Checks
+	if len(names) == 0 {
+		names = checks.ElectionDefaults
+	}
+	list, valid, err := checks.Run(h, names)
+	if err != nil {
+		return nil, err
+	}
+	res := &Results{
+		Scenario:  m.Scenario,
+		File:      m.File,
+		Algorithm: m.Algorithm,
+		Seed:      m.Seed,
+		Valid:     valid,
+		Checks:    map[string]checks.Result{},
+		Stats:     computeStats(h),
+		Complete:  h.Ended,
+		Skipped:   h.Bad,
+	}
+	if m.Expect != nil {
+		res.Expected = *m.Expect
+	} else {
+		res.Expected = history.Expect{Valid: true}
+	}
+	for _, r := range list {
+		res.Checks[r.Name] = r
+		res.Order = append(res.Order, r.Name)
+	}
+	res.compare()
+	return res, nil
+}
+
+// compare sets Outcome, Notes and ExitCode. A check listed among the
+// expected violations must be false; every other check must be true. When
+// the scenario expects an invalid run without naming checks, any violation
+// will do. An unknown verdict where a definite one was expected makes the
+// outcome unknown, unless something else is unexpected.
+func (r *Results) compare() {
+	r.Notes = nil
+	mustFail := map[string]bool{}
+	for _, v := range r.Expected.Violations {
+		mustFail[v] = true
+	}
+	anyFailure := !r.Expected.Valid && len(mustFail) == 0
+	unexpected, unknown := false, false
+	for _, name := range r.Order {
+		c := r.Checks[name]
+		want := checks.True
+		if mustFail[name] {
+			want = checks.False
+		}
+		switch {
+		case c.Valid == want:
+		case anyFailure && c.Valid == checks.False:
+		case c.Valid == checks.Unknown:
+			unknown = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: could not be judged (expected %s): %s", name, want, c.Explanation))
+		case want == checks.False:
+			unexpected = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: expected a violation, but the check holds", name))
+		default:
+			unexpected = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: unexpected violation: %s", name, c.Explanation))
+		}
+	}
+	if anyFailure && r.Valid == checks.True {
+		unexpected = true
+		r.Notes = append(r.Notes, "expected the run to be invalid, but every check holds")
+	}
+	if !r.Complete {
+		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked")
+	}
+	switch {
+	case unexpected:
+		r.Outcome, r.ExitCode = Unexpected, ExitUnexpected
+	case unknown || !r.Complete || r.Error != "":
+		r.Outcome, r.ExitCode = Unknown, ExitUnknown
+	default:
+		r.Outcome, r.ExitCode = AsExpected, ExitOK
+	}
+}
+
+// Counter keys kept by the harness and written on the end event.
+const (
+	countSent      = "messages.sent"
+	countDelivered = "messages.delivered"
+	countDropped   = "messages.dropped"
+)
+
+// computeStats counts from the end event when there is one (it holds every
+// counter, recorded messages or not) and from the message events otherwise.
+func computeStats(h *history.History) Stats {
+	s := Stats{Events: len(h.Events), Duration: h.End(), Ops: map[string]int64{}}
+	s.Messages.ByType = map[string]int64{}
+	s.Messages.Drops = map[string]int64{}
+	var counts map[string]int64
+	for i := len(h.Events) - 1; i >= 0; i-- {
+		if h.Events[i].Kind == history.KindEnd {
+			counts = h.Events[i].Counts
+			break
+		}
+	}
+	if counts == nil {
+		counts = countEvents(h)
+	}
+	for k, v := range counts {
+		switch {
+		case k == countSent:
+			s.Messages.Sent = v
+		case k == countDelivered:
+			s.Messages.Delivered = v
+		case k == countDropped:
+			s.Messages.Dropped = v
+		case strings.HasPrefix(k, countSent+"."):
+			s.Messages.ByType[strings.TrimPrefix(k, countSent+".")] = v
+		case strings.HasPrefix(k, countDropped+"."):
+			s.Messages.Drops[strings.TrimPrefix(k, countDropped+".")] = v
+		case strings.HasPrefix(k, "ops."):
+			s.Ops[strings.TrimPrefix(k, "ops.")] = v
+		}
+	}
+	return s
+}
+
+// countEvents rebuilds the counters from the events of a history.
+func countEvents(h *history.History) map[string]int64 {
+	c := map[string]int64{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch e.Kind {
+		case history.KindMsg:
+			switch e.What {
+			case history.MsgSend:
+				c[countSent]++
+				c[countSent+"."+e.MType]++
+			case history.MsgDeliver:
+				c[countDelivered]++
+			case history.MsgDrop:
+				c[countDropped]++
+				c[countDropped+"."+e.Reason]++
+			}
+		case history.KindOp:
+			c["ops."+e.Type]++
+		}
+	}
+	return c
+}
+
+// Summary is a few lines for a person: the verdict, each check, the notes.
+func (r *Results) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", r.Scenario, r.Valid, r.Outcome, r.ExitCode)
+	for _, name := range r.Order {
+		c := r.Checks[name]
+		fmt.Fprintf(&b, "  %-14s %-7s %s\n", name, c.Valid, c.Explanation)
+	}
+	types := make([]string, 0, len(r.Stats.Messages.ByType))
+	for t := range r.Stats.Messages.ByType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	var parts []string
+	for _, t := range types {
+		parts = append(parts, fmt.Sprintf("%s %d", t, r.Stats.Messages.ByType[t]))
+	}
+	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped\n",
+		r.Stats.Messages.Sent, strings.Join(parts, ", "), r.Stats.Messages.Delivered, r.Stats.Messages.Dropped)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", r.Error)
+	}
+	return b.String()
+}
