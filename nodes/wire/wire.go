@@ -93,6 +93,9 @@ func Parse(line []byte) (Envelope, error) {
 	if e.Dest == "" {
 		return e, fmt.Errorf("envelope has no dest")
 	}
+	if len(e.Body) == 0 || string(e.Body) == "null" {
+		return e, fmt.Errorf("envelope has no body")
+	}
 	return e, nil
 }
 
