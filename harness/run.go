@@ -245,6 +245,13 @@ func meta(sc *scenario.Scenario) *history.Meta {
 	}
 	if spec, ok := lookupSpec(sc); ok {
 		m.Elects = spec.Elects
+		if spec.Bound != nil {
+			initiators := 0
+			if sc.Workload.Kind == "election" {
+				initiators = len(sc.Workload.Initiators)
+			}
+			m.MessageBound = int64(spec.Bound(sc.Nodes, initiators))
+		}
 	}
 	return m
 }

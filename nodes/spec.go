@@ -12,6 +12,10 @@ type Spec struct {
 	// "min" when the smallest, "" when it elects no leader (mutual
 	// exclusion) or any leader is valid.
 	Elects string
+	// Bound is the most messages one election may cost among n nodes of
+	// which initiators start it, by the algorithm's analysis; nil when
+	// there is no such bound (heartbeat algorithms, mutual exclusion).
+	Bound func(n, initiators int) int
 	// Codec decodes the algorithm's messages.
 	Codec *Codec
 	// New validates the parameters and builds a machine. It must return a

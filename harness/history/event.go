@@ -117,6 +117,9 @@ type Meta struct {
 	// Termination is the bound, in nanoseconds, within which every live
 	// node must believe in some leader after the last disruption.
 	Termination int64 `json:"termination_ns,omitempty"`
+	// MessageBound is the most messages one election may cost, by the
+	// algorithm's analysis for these nodes and initiators; 0 for none.
+	MessageBound int64 `json:"message_bound,omitempty"`
 	// Checks names the checks the scenario asked for; empty means the
 	// defaults of the algorithm.
 	Checks []string `json:"checks,omitempty"`

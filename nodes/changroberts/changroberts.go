@@ -44,6 +44,7 @@ var Spec = nodes.Spec{
 	Topology: "ring",
 	Elects:   "max",
 	Codec:    nodes.NewCodec(Election{}, Elected{}),
+	Bound:    Bound,
 	New: func(p *nodes.Params) (nodes.Machine, error) {
 		if err := p.Unused(); err != nil {
 			return nil, err
@@ -142,6 +143,17 @@ func (m *Machine) setLeader(l string) {
 		m.leader = l
 		m.env.Report(nodes.Leader(l))
 	}
+}
+
+// Bound is the worst case of an election: 3n−1 messages with one
+// initiator; n(n+1)/2 election messages plus n elected when several
+// initiate (the worst is all initiating with ids decreasing along the
+// ring).
+func Bound(n, initiators int) int {
+	if initiators <= 1 {
+		return 3*n - 1
+	}
+	return n*(n+1)/2 + n
 }
 
 // Cost is the number of messages an election costs when exactly one

@@ -147,3 +147,11 @@ func TestCostMatchesRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestBound(t *testing.T) {
+	for _, tt := range []struct{ n, init, want int }{{5, 1, 14}, {5, 5, 20}, {8, 8, 44}, {1, 1, 2}} {
+		if got := Bound(tt.n, tt.init); got != tt.want {
+			t.Errorf("Bound(%d, %d) = %d, want %d", tt.n, tt.init, got, tt.want)
+		}
+	}
+}
