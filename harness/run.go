@@ -241,7 +241,8 @@ func meta(sc *scenario.Scenario) *history.Meta {
 		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
 		Termination: int64(sc.Checks.Termination.D), Checks: sc.Checks.Run, Params: sc.Params,
-		Expect: &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
+		Checksums: sc.ChecksumsOn(),
+		Expect:    &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
 	}
 	if spec, ok := lookupSpec(sc); ok {
 		m.Elects = spec.Elects

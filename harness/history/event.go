@@ -120,6 +120,16 @@ type Meta struct {
 	// MessageBound is the most messages one election may cost, by the
 	// algorithm's analysis for these nodes and initiators; 0 for none.
 	MessageBound int64 `json:"message_bound,omitempty"`
+	// Checksums is true when the nodes were asked to sum and verify every
+	// message body.
+	Checksums bool `json:"checksums"`
+	// GST is the global stabilisation time, in nanoseconds since the run
+	// began, when the scenario has eventually timely links; 0 for none.
+	GST int64 `json:"gst_ns,omitempty"`
+	// Stabilisation is the bound, in nanoseconds, within which eventual
+	// leadership must hold (counted from GST when there is one, else from
+	// the run's start); 0 for the check's default.
+	Stabilisation int64 `json:"stabilisation_ns,omitempty"`
 	// Checks names the checks the scenario asked for; empty means the
 	// defaults of the algorithm.
 	Checks []string `json:"checks,omitempty"`
