@@ -28,7 +28,9 @@ func randomRun(rng *rand.Rand) *hb {
 		b.elects("")
 	}
 	b.termination(int64(5 + rng.IntN(60)))
-	b.stabilisation(int64(5 + rng.IntN(60)))
+	if rng.IntN(3) > 0 {
+		b.stabilisation(int64(5 + rng.IntN(60)))
+	}
 	if rng.IntN(3) == 0 {
 		b.gst(int64(1 + rng.IntN(60)))
 	}

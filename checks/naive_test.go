@@ -182,15 +182,28 @@ func naiveOmega(h *history.History, bug bool) (Validity, string, int64) {
 	if len(correct) == 0 {
 		return True, "", -1
 	}
-	bound := h.Meta.Stabilisation
-	if bound <= 0 {
-		bound = int64(time.Second)
+	var deadline int64
+	if h.Meta.Stabilisation > 0 {
+		ref := h.Events[0].Time
+		if h.Meta.GST > 0 {
+			ref = h.Meta.GST
+		}
+		deadline = ref + h.Meta.Stabilisation
+	} else {
+		// The termination deadline, measured from GST when that is later.
+		ref := h.Events[0].Time
+		for _, e := range h.Events {
+			if e.Kind == history.KindNemesis || (e.Kind == history.KindOp && e.Type == history.OpInvoke && e.F == "elect") {
+				ref = max(ref, e.Time)
+			}
+		}
+		ref = max(ref, h.Meta.GST)
+		bound := h.Meta.Termination
+		if bound <= 0 {
+			bound = int64(time.Second)
+		}
+		deadline = ref + bound
 	}
-	ref := h.Events[0].Time
-	if h.Meta.GST > 0 {
-		ref = h.Meta.GST
-	}
-	deadline := ref + bound
 	// stable(k): after the first k events, every correct node trusts the
 	// same correct node.
 	stable := func(k int) string {

@@ -3,14 +3,38 @@ package checks
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"coup/harness/history"
 )
 
-// defaultStabilisation is the eventual-leadership bound used when the meta
-// event gives none: the same second termination defaults to.
-const defaultStabilisation = int64(time.Second)
+// stabilisationBound returns when eventual leadership must hold: the
+// reference time and the bound after it, each with words for an
+// explanation. With a stabilisation bound in the meta event, it counts from
+// GST, or from the first event when there is no GST. Without one, leadership
+// must be stable by the termination deadline: the termination bound after
+// the last disruption (see reference), or after GST when that is later.
+func stabilisationBound(h *history.History) (ref int64, refWhat string, bound int64, boundWhat string) {
+	m := &h.Meta
+	if m.Stabilisation > 0 {
+		ref, refWhat = 0, "the start of the history"
+		if len(h.Events) > 0 {
+			ref = h.Events[0].Time
+		}
+		if m.GST > 0 {
+			ref, refWhat = m.GST, "GST"
+		}
+		return ref, refWhat, m.Stabilisation, "stabilisation bound"
+	}
+	ref, refWhat = reference(h)
+	if m.GST > ref {
+		ref, refWhat = m.GST, "GST"
+	}
+	bound = m.Termination
+	if bound <= 0 {
+		bound = defaultTermination
+	}
+	return ref, refWhat, bound, "termination bound (the scenario sets no stabilisation bound)"
+}
 
 // correctNodes returns the nodes of w that are correct at the end of the
 // run: live and not paused. A correct node is one that never crashed after
@@ -33,21 +57,11 @@ func correctNodes(w *world) []string {
 func eventualLeadership(h *history.History) Result {
 	w, end := finalWorld(h)
 	m := &h.Meta
-	bound := m.Stabilisation
-	if bound <= 0 {
-		bound = defaultStabilisation
-	}
-	ref, refWhat := int64(0), "the start of the history"
-	if len(h.Events) > 0 {
-		ref = h.Events[0].Time
-	}
-	if m.GST > 0 {
-		ref, refWhat = m.GST, "GST"
-	}
+	ref, refWhat, bound, boundWhat := stabilisationBound(h)
 	deadline := ref + bound
 	correct := correctNodes(w)
 	r := Result{Figures: map[string]any{
-		"correct": len(correct), "bound_ns": bound, "deadline_ns": deadline, "end_ns": end,
+		"correct": len(correct), "reference_ns": ref, "bound_ns": bound, "deadline_ns": deadline, "end_ns": end,
 	}}
 	if m.GST > 0 {
 		r.Figures["gst_ns"] = m.GST
@@ -56,7 +70,7 @@ func eventualLeadership(h *history.History) Result {
 	if !h.Ended {
 		note = killedNote(end)
 	}
-	within := fmt.Sprintf("the %s bound after %s at %s (deadline %s)", fmtDur(bound), refWhat, fmtTime(ref), fmtTime(deadline))
+	within := fmt.Sprintf("the %s %s after %s at %s (deadline %s)", fmtDur(bound), boundWhat, refWhat, fmtTime(ref), fmtTime(deadline))
 	tooShort := func(what, unknown string) Result {
 		r.Valid = Unknown
 		r.Explanation = fmt.Sprintf("%s, but the run ends at %s, before %s, so %s is unknown; run the scenario longer or lower the stabilisation bound%s",

@@ -2,6 +2,8 @@ package checks
 
 import (
 	"testing"
+
+	"coup/harness/history"
 )
 
 func TestEventualLeadership(t *testing.T) {
@@ -20,14 +22,14 @@ func TestEventualLeadership(t *testing.T) {
 			want:    True,
 			figures: map[string]any{"stabilised_ns": ms(10), "leader": "n3", "correct": 3, "deadline_ns": ms(100), "stable_for_ns": ms(190)},
 			absent:  []string{"gst_ns", "after_gst_ns"},
-			explain: []string{"every correct node (n1, n2 and n3) has trusted n3 since 0.010s, when n1, which started at 0.000s, first reported it, within the 100ms bound after the start of the history at 0.000s (deadline 0.100s), and until the end of the run at 0.200s"},
+			explain: []string{"every correct node (n1, n2 and n3) has trusted n3 since 0.010s, when n1, which started at 0.000s, first reported it, within the 100ms stabilisation bound after the start of the history at 0.000s (deadline 0.100s), and until the end of the run at 0.200s"},
 		},
 		{
 			name:    "stabilises after GST, within the bound",
 			h:       gst().leader("n1", "n3", 120).stops(300, n3...).end(300).h(),
 			want:    True,
 			figures: map[string]any{"stabilised_ns": ms(120), "after_gst_ns": ms(70), "gst_ns": ms(50), "deadline_ns": ms(150)},
-			explain: []string{"since 0.120s (70ms after GST), when n1 changed from n1 to n3, within the 100ms bound after GST at 0.050s (deadline 0.150s)"},
+			explain: []string{"since 0.120s (70ms after GST), when n1 changed from n1 to n3, within the 100ms stabilisation bound after GST at 0.050s (deadline 0.150s)"},
 		},
 		{
 			name:     "stabilises too late after GST",
@@ -37,7 +39,7 @@ func TestEventualLeadership(t *testing.T) {
 			interval: &Interval{From: ms(150), To: ms(180)},
 			evidence: []int64{7, 8},
 			figures:  map[string]any{"stabilised_ns": ms(180), "after_gst_ns": ms(130)},
-			explain:  []string{"every correct node (n1, n2 and n3) has trusted n3 since 0.180s (130ms after GST), when n1 changed from n1 to n3: 30ms later than the 100ms bound after GST at 0.050s (deadline 0.150s)"},
+			explain:  []string{"every correct node (n1, n2 and n3) has trusted n3 since 0.180s (130ms after GST), when n1 changed from n1 to n3: 30ms later than the 100ms stabilisation bound after GST at 0.050s (deadline 0.150s)"},
 		},
 		{
 			name:    "stable from before GST",
@@ -57,13 +59,13 @@ func TestEventualLeadership(t *testing.T) {
 			h:        base().agree("n3", 10, "n2", "n3").leader("n1", "n3", 101).stops(101, n3...).end(101).h(),
 			want:     False,
 			evidence: []int64{1, 6},
-			explain:  []string{"when n1, which started at 0.000s, first reported it: 1ms later than the 100ms bound"},
+			explain:  []string{"when n1, which started at 0.000s, first reported it: 1ms later than the 100ms stabilisation bound"},
 		},
 		{
 			name:    "a killed history that stabilises on its last event, too late",
 			h:       base().agree("n3", 10, "n2", "n3").leader("n1", "n3", 150).h(),
 			want:    False,
-			explain: []string{"50ms later than the 100ms bound", "the history has no end event (the run was killed), so this judges its last event at 0.150s"},
+			explain: []string{"50ms later than the 100ms stabilisation bound", "the history has no end event (the run was killed), so this judges its last event at 0.150s"},
 		},
 		{
 			name:     "the correct nodes still disagree at the end",
@@ -72,7 +74,7 @@ func TestEventualLeadership(t *testing.T) {
 			nodes:    []string{"n1", "n3", "n2"},
 			interval: &Interval{From: ms(100), To: ms(200)},
 			evidence: []int64{4, 6},
-			explain:  []string{"at the end of the run (0.200s) the correct nodes still disagree: n1 and n3 trust n3 (since 0.010s), n2 trusts n2 (since 0.020s), so leadership did not stabilise within the 100ms bound after the start of the history at 0.000s (deadline 0.100s)"},
+			explain:  []string{"at the end of the run (0.200s) the correct nodes still disagree: n1 and n3 trust n3 (since 0.010s), n2 trusts n2 (since 0.020s), so leadership did not stabilise within the 100ms stabilisation bound after the start of the history at 0.000s (deadline 0.100s)"},
 		},
 		{
 			name:     "a node that trusts nobody",
@@ -145,7 +147,27 @@ func TestEventualLeadership(t *testing.T) {
 			h:       hist(n3...).starts(0, n3...).agree("n3", 10, n3...).stops(500, n3...).end(500).h(),
 			want:    Unknown,
 			figures: map[string]any{"bound_ns": ms(1000)},
-			explain: []string{"has trusted n3 since 0.010s", "but the run ends at 0.500s, before the 1s bound after the start of the history at 0.000s (deadline 1.000s), so whether it stays so until the deadline is unknown"},
+			explain: []string{"has trusted n3 since 0.010s", "but the run ends at 0.500s, before the 1s termination bound (the scenario sets no stabilisation bound) after the first event at 0.000s (deadline 1.000s), so whether it stays so until the deadline is unknown"},
+		},
+		{
+			name: "without a stabilisation bound, the termination deadline applies",
+			h: hist(n3...).termination(100).starts(0, n3...).agree("n3", 10, n3...).nemesis("crash", history.PhaseStart, 50, "n3").
+				crash("n3", 50).agree("n2", 140, "n1", "n2").stops(300, "n1", "n2").end(300).h(),
+			want:    True,
+			figures: map[string]any{"reference_ns": ms(50), "deadline_ns": ms(150), "stabilised_ns": ms(140)},
+			explain: []string{"within the 100ms termination bound (the scenario sets no stabilisation bound) after the last nemesis event (crash start) at 0.050s (deadline 0.150s)"},
+		},
+		{
+			name:    "without a stabilisation bound, too late for the termination deadline",
+			h:       hist(n3...).termination(100).starts(0, n3...).agree("n3", 10, n3...).elect("n1", 50).agree("n2", 160, n3...).stops(300, n3...).end(300).h(),
+			want:    False,
+			explain: []string{"10ms later than the 100ms termination bound (the scenario sets no stabilisation bound) after the last elect request at 0.050s (deadline 0.150s)"},
+		},
+		{
+			name:    "without a stabilisation bound, GST counts when it is later",
+			h:       hist(n3...).termination(100).gst(80).starts(0, n3...).agree("n3", 10, n3...).elect("n1", 50).agree("n2", 160, n3...).stops(300, n3...).end(300).h(),
+			want:    True,
+			figures: map[string]any{"reference_ns": ms(80), "deadline_ns": ms(180)},
 		},
 		{
 			name:    "unstable, and the run ends before the deadline",
