@@ -441,10 +441,15 @@ func describeElection(e *election, end int64) string {
 	case !e.settled:
 		to = fmt.Sprintf("to the end of the run at %s, unsettled", fmtTime(end))
 	}
-	cause := causeText(e.causes[0])
-	if k := len(e.causes) - 1; k > 0 {
-		cause += fmt.Sprintf(" and %s", plural(k, "later trigger"))
+	const most = 3
+	var causes []string
+	for _, c := range e.causes[:min(len(e.causes), most)] {
+		causes = append(causes, causeText(c))
 	}
+	if k := len(e.causes) - most; k > 0 {
+		causes = append(causes, plural(k, "more trigger"))
+	}
+	cause := joinNames(causes)
 	return fmt.Sprintf("election %d, from %s (%s) %s", e.num, fmtTime(e.from), cause, to)
 }
 

@@ -137,7 +137,7 @@ func TestComplexity(t *testing.T) {
 				leader("n3", "n3", 13).msg(3, "n3", "n1", "elected", 13).agree("n3", 15, "n1", "n2").stops(200, n3...).end(200).h(),
 			want:    True,
 			figures: map[string]any{"elections": 1, "max_messages": 3},
-			explain: []string{"from 0.010s (the elect request to n1 and 1 later trigger) to 0.015s"},
+			explain: []string{"from 0.010s (the elect request to n1 and the elect request to n2) to 0.015s"},
 		},
 		{
 			name: "a crash before the election settles cuts it short",
@@ -146,6 +146,14 @@ func TestComplexity(t *testing.T) {
 			want: True,
 			check: perElection("the elect request to n1 10000000-13000000 1 map[election:1] settled=false cut by the crash of n3",
 				"the crash of n3 13000000-16000000 1 map[election:1] settled=true"),
+		},
+		{
+			name: "a restart under the same id begins an election",
+			h: ring(5).crash("n1", 100).start("n1", 110).msg(6, "n3", "n1", "elected", 111).leader("n1", "n3", 113).
+				stops(200, n3...).end(200).h(),
+			want: True,
+			check: perElection("the elect request to n1 10000000-20000000 5 map[elected:3 election:2] settled=true",
+				"the crash of n1 100000000-113000000 1 map[elected:1] settled=true"),
 		},
 		{
 			name:    "a fault that causes no message is no election",

@@ -47,6 +47,9 @@ var fixtures = []struct {
 	{"ring-election-over-bound", "the same election against a bound of four", map[string]Validity{
 		"complexity": False,
 	}},
+	{"election-stuck", "a Chang–Roberts election stuck behind a crashed node: nobody ever learns a leader", map[string]Validity{
+		"termination": False, "eventual-leadership": False,
+	}},
 	{"corruption-accepted", "checksums off: a gather message corrupted by the nemesis is delivered and accepted", map[string]Validity{
 		"integrity": False,
 	}},

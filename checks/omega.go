@@ -195,6 +195,9 @@ func unstable(w *world, correct []string, leader string, end int64, r *Result) s
 		parts = append(parts, fmt.Sprintf("%s %s %s (since %s)", joinNames(names), isAre(len(names), "trusts", "trust"), who, fmtTime(n.since.Time)))
 	}
 	sortEvents(r.Evidence)
+	if len(order) == 1 {
+		return fmt.Sprintf("%s no correct node trusts a leader: %s", at, parts[0])
+	}
 	return fmt.Sprintf("%s the correct nodes still disagree: %s", at, strings.Join(parts, ", "))
 }
 
