@@ -208,6 +208,9 @@ func judge(t *testing.T, name string, h *history.History) Result {
 	if r.Valid != True && r.Explanation == "" {
 		t.Errorf("%s verdict %v has no explanation", name, r.Valid)
 	}
+	if r.Valid == False && len(r.Evidence) == 0 {
+		t.Errorf("%s is false without evidence: %s", name, r.Explanation)
+	}
 	for i := 1; i < len(r.Evidence); i++ {
 		if r.Evidence[i].Index <= r.Evidence[i-1].Index {
 			t.Errorf("evidence not in history order: %d after %d", r.Evidence[i].Index, r.Evidence[i-1].Index)

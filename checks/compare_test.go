@@ -281,6 +281,9 @@ func TestChecksAgainstNaive(t *testing.T) {
 				if diff := c.compare(h, r, false); diff != "" {
 					t.Fatalf("seed %d, history %d: %s\n%s", seed, i, diff, b.jsonl())
 				}
+				if r.Valid == False && len(r.Evidence) == 0 {
+					t.Fatalf("seed %d, history %d: false without evidence: %s\n%s", seed, i, r.Explanation, b.jsonl())
+				}
 				if c.compare(h, r, true) != "" {
 					caught++
 				}

@@ -98,7 +98,9 @@ type elections struct {
 	faults int
 	// lateElect is an elect request made after the nodes had first settled.
 	lateElect bool
-	end       int64
+	// firstTrigger is the first event that began an election, if any.
+	firstTrigger *history.Event
+	end          int64
 }
 
 // electionsOf divides the run (the history before the harness's shutdown)
@@ -199,6 +201,9 @@ func electionsOf(h *history.History) *elections {
 		}
 		if fault {
 			out.faults++
+		}
+		if trigger && out.firstTrigger == nil {
+			out.firstTrigger = e
 		}
 		if trigger {
 			switch {
@@ -385,9 +390,11 @@ func complexity(h *history.History) Result {
 func complexityFromCounts(h *history.History, es *elections, r Result) Result {
 	bound := h.Meta.MessageBound
 	var counts map[string]int64
+	var endEvent *history.Event
 	for i := len(h.Events) - 1; i >= 0; i-- {
 		if h.Events[i].Kind == history.KindEnd {
-			counts = h.Events[i].Counts
+			endEvent = &h.Events[i]
+			counts = endEvent.Counts
 			break
 		}
 	}
@@ -420,6 +427,10 @@ func complexityFromCounts(h *history.History, es *elections, r Result) Result {
 	switch {
 	case bound > 0 && total > bound:
 		r.Valid = False
+		r.Evidence = []history.Event{*endEvent}
+		if first := es.firstTrigger; first != nil {
+			r.Evidence = append([]history.Event{*first}, r.Evidence...)
+		}
 		r.Explanation = fmt.Sprintf("%s, more than the algorithm's bound of %d per election", what, bound)
 	case bound > 0:
 		r.Valid = True

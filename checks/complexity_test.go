@@ -185,9 +185,10 @@ func TestComplexity(t *testing.T) {
 			name: "messages not recorded: one election judged from the end event's counters",
 			h: base(4).elect("n1", 10).agree("n3", 20, n3...).stops(200, n3...).
 				endCounts(200, map[string]int64{"messages.sent": 5, "messages.sent.election": 3, "messages.sent.elected": 2}).h(),
-			want:    False,
-			figures: map[string]any{"source": "counts", "max_messages": 5},
-			explain: []string{"the run's one election cost 5 messages (elected 2, election 3; counted on the end event, as messages were not recorded one by one), more than the algorithm's bound of 4 per election"},
+			want:     False,
+			evidence: []int64{4, 11},
+			figures:  map[string]any{"source": "counts", "max_messages": 5},
+			explain:  []string{"the run's one election cost 5 messages (elected 2, election 3; counted on the end event, as messages were not recorded one by one), more than the algorithm's bound of 4 per election"},
 		},
 		{
 			name: "messages not recorded: within the bound",

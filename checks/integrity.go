@@ -231,20 +231,27 @@ func integrity(h *history.History) Result {
 }
 
 // countedCorruptions returns the corruptions the end event's counters
-// record (any counter named messages.corrupt…), or 0.
+// record: messages.corrupted (or messages.corrupt), or else the sum of the
+// counters below it (messages.corrupted.<kind>); 0 when there are none.
 func countedCorruptions(h *history.History) int64 {
 	for i := len(h.Events) - 1; i >= 0; i-- {
 		e := &h.Events[i]
 		if e.Kind != history.KindEnd {
 			continue
 		}
-		var n int64
+		var total, parts int64
 		for k, v := range e.Counts {
-			if k == "messages.corrupted" || k == "messages.corrupt" {
-				n += v
+			switch {
+			case k == "messages.corrupted" || k == "messages.corrupt":
+				total += v
+			case strings.HasPrefix(k, "messages.corrupted.") || strings.HasPrefix(k, "messages.corrupt."):
+				parts += v
 			}
 		}
-		return n
+		if total > 0 {
+			return total
+		}
+		return parts
 	}
 	return 0
 }

@@ -147,6 +147,12 @@ func TestIntegrity(t *testing.T) {
 			want:    Unknown,
 			explain: []string{"the nemesis corrupted 2 messages but the history does not record them one by one"},
 		},
+		{
+			name:    "counters by kind of corruption, without a total",
+			h:       base().stops(300, n3...).endCounts(300, map[string]int64{"messages.corrupted.bitflip": 1, "messages.corrupted.field": 2}).h(),
+			want:    Unknown,
+			explain: []string{"the nemesis corrupted 3 messages"},
+		},
 	})
 }
 
