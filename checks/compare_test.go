@@ -170,10 +170,10 @@ var comparisons = []comparison{
 		return ""
 	}},
 	{check: "validity", compare: func(h *history.History, r Result, bug bool) string {
-		ok, wrong := naiveValidity(h, bug)
+		v, wrong := naiveValidity(h, bug)
 		got, _ := r.Figures["wrong_believers"].(int)
-		if (r.Valid == True) != ok || got != wrong {
-			return fmt.Sprintf("got %v with %d wrong believers, naive says %v with %d", r.Valid, got, ok, wrong)
+		if r.Valid != v || got != wrong {
+			return fmt.Sprintf("got %v with %d wrong believers, naive says %v with %d", r.Valid, got, v, wrong)
 		}
 		return ""
 	}},

@@ -95,10 +95,15 @@ func naiveAgreement(h *history.History, bug bool) (bool, int) {
 	return len(leaders) <= 1, len(leaders)
 }
 
-// naiveValidity returns whether every leader a live node believes in at the
-// end of the run is live and has the best live id, and how many believers
-// are wrong. Bug: a dead leader is fine.
-func naiveValidity(h *history.History, bug bool) (bool, int) {
+// naiveValidity returns the verdict of validity: whether every leader a
+// live node believes in at the end of the run is live and has the best live
+// id, and how many believers are wrong. A live leader without an id makes it
+// unknown, unless some believer is wrong. Bug: a dead leader is fine.
+func naiveValidity(h *history.History, bug bool) (Validity, int) {
+	elects := h.Meta.Elects
+	if elects != "" && elects != "max" && elects != "min" {
+		return Unknown, 0
+	}
 	st := naiveNodes(h, naiveStop(h))
 	id := func(n string) (int, bool) {
 		for i, name := range h.Meta.Nodes {
@@ -110,11 +115,11 @@ func naiveValidity(h *history.History, bug bool) (bool, int) {
 	}
 	best, have := 0, false
 	for n, s := range st {
-		if i, ok := id(n); s.live && ok && (!have || (h.Meta.Elects == "min" && i < best) || (h.Meta.Elects != "min" && i > best)) {
+		if i, ok := id(n); s.live && ok && (!have || (elects == "min" && i < best) || (elects != "min" && i > best)) {
 			best, have = i, true
 		}
 	}
-	wrong := 0
+	wrong, noID := 0, false
 	for _, s := range st {
 		if !s.live || s.leader == "" {
 			continue
@@ -123,11 +128,22 @@ func naiveValidity(h *history.History, bug bool) (bool, int) {
 			wrong++
 			continue
 		}
-		if i, _ := id(s.leader); h.Meta.Elects != "" && st[s.leader].live && i != best {
+		if !st[s.leader].live || elects == "" {
+			continue
+		}
+		if i, ok := id(s.leader); !ok {
+			noID = true
+		} else if i != best {
 			wrong++
 		}
 	}
-	return wrong == 0, wrong
+	switch {
+	case wrong > 0:
+		return False, wrong
+	case noID:
+		return Unknown, 0
+	}
+	return True, 0
 }
 
 // naiveTermination returns the verdict of termination and how many live
