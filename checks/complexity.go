@@ -143,7 +143,7 @@ func electionsOf(h *history.History) *elections {
 
 	w := newWorld(&h.Meta)
 	t := &beliefTally{byLeader: map[string]int{}}
-	flights := map[int64]*electionMsg{}
+	flights := map[int64]electionMsg{}
 	last := map[string]handed{}
 	var cur *election
 	var opened []*election
@@ -246,21 +246,23 @@ func electionsOf(h *history.History) *elections {
 				if cur.over == nil && h.Meta.MessageBound > 0 && cur.total > h.Meta.MessageBound {
 					cur.over = e
 				}
-				flights[e.Msg] = &electionMsg{e: cur, copies: 1}
+				flights[e.Msg] = electionMsg{e: cur, copies: 1}
 			case history.MsgDuplicate:
-				if f := flights[e.Msg]; f != nil {
+				if f, ok := flights[e.Msg]; ok {
 					f.copies++
 					f.e.inFlight++
+					flights[e.Msg] = f
 				}
 			case history.MsgDeliver, history.MsgDrop:
-				f := flights[e.Msg]
 				var of *election
-				if f != nil {
+				if f, ok := flights[e.Msg]; ok {
 					of = f.e
 					f.copies--
 					f.e.inFlight--
 					if f.copies <= 0 {
 						delete(flights, e.Msg)
+					} else {
+						flights[e.Msg] = f
 					}
 				}
 				if e.What == history.MsgDeliver {
