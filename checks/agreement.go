@@ -64,7 +64,11 @@ func agreement(h *history.History) Result {
 	var parts []string
 	from := int64(0)
 	for _, g := range groups {
-		parts = append(parts, believe(g.believers)+" "+g.leader)
+		since := int64(0)
+		for _, b := range g.believers {
+			since = max(since, w.nodes[b].since.Time)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (since %s)", believe(g.believers), g.leader, fmtTime(since)))
 		r.Nodes = append(r.Nodes, g.believers...)
 		rep := w.nodes[g.believers[0]].report
 		r.Evidence = append(r.Evidence, *rep)
@@ -72,7 +76,7 @@ func agreement(h *history.History) Result {
 	}
 	sortEvents(r.Evidence)
 	r.Interval = &Interval{From: from, To: end}
-	r.Explanation = fmt.Sprintf("at the end of the run (%s) the live nodes believe in %d different leaders: %s%s; find why the election did not converge after the last fault%s",
+	r.Explanation = fmt.Sprintf("at the end of the run (%s) the live nodes believe in %d different leaders: %s%s; they never converged on one%s",
 		fmtTime(end), len(groups), strings.Join(parts, ", "), noneNote, note)
 	return r
 }

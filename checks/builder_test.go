@@ -21,10 +21,11 @@ type hb struct {
 	meta   history.Meta
 	events []history.Event
 	inc    map[string]int
+	msgs   map[int64]history.Event // sends by message id, for deliver and friends
 }
 
 func hist(nodes ...string) *hb {
-	b := &hb{inc: map[string]int{}}
+	b := &hb{inc: map[string]int{}, msgs: map[int64]history.Event{}}
 	b.meta = history.Meta{Scenario: "test", Algorithm: "test", Nodes: nodes, Elects: "max"}
 	for i := range nodes {
 		b.meta.IDs = append(b.meta.IDs, i+1)
@@ -38,6 +39,13 @@ func ms(t int64) int64 { return t * 1e6 }
 func (b *hb) ids(ids ...int) *hb      { b.meta.IDs = ids; return b }
 func (b *hb) elects(e string) *hb     { b.meta.Elects = e; return b }
 func (b *hb) termination(t int64) *hb { b.meta.Termination = ms(t); return b }
+func (b *hb) gst(t int64) *hb         { b.meta.GST = ms(t); return b }
+func (b *hb) stabilisation(t int64) *hb {
+	b.meta.Stabilisation = ms(t)
+	return b
+}
+func (b *hb) bound(n int64) *hb       { b.meta.MessageBound = n; return b }
+func (b *hb) checksums(on bool) *hb   { b.meta.Checksums = on; return b }
 func (b *hb) add(e history.Event) *hb { b.events = append(b.events, e); return b }
 func (b *hb) proc(node, what string, t int64) *hb {
 	e := history.Event{Time: ms(t), Kind: history.KindProcess, Node: node, What: what}
@@ -84,7 +92,71 @@ func (b *hb) invoke(f string, t int64) *hb {
 	return b.add(history.Event{Time: ms(t), Kind: history.KindOp, Process: "c0", Type: history.OpInvoke, F: f})
 }
 
+// elect records a client's elect request to node.
+func (b *hb) elect(node string, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindOp, Process: "c-" + node, Type: history.OpInvoke, F: "elect", Node: node})
+}
+
 func (b *hb) end(t int64) *hb { return b.add(history.Event{Time: ms(t), Kind: history.KindEnd}) }
+
+// endCounts ends the history with the run's counters.
+func (b *hb) endCounts(t int64, counts map[string]int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindEnd, Counts: counts})
+}
+
+// send records message id sent from src to dest; deliver, drop, dup and
+// corrupt refer to it by id.
+func (b *hb) send(id int64, src, dest, mtype string, t int64) *hb {
+	e := history.Event{Time: ms(t), Kind: history.KindMsg, What: history.MsgSend, Msg: id, Src: src, Dest: dest, MType: mtype}
+	b.msgs[id] = e
+	return b.add(e)
+}
+
+func (b *hb) msgEvent(what string, id, t int64) history.Event {
+	s, ok := b.msgs[id]
+	if !ok {
+		panic(fmt.Sprintf("test history: message %d was never sent", id))
+	}
+	return history.Event{Time: ms(t), Kind: history.KindMsg, What: what, Msg: id, Src: s.Src, Dest: s.Dest, MType: s.MType}
+}
+
+func (b *hb) deliver(id, t int64) *hb { return b.add(b.msgEvent(history.MsgDeliver, id, t)) }
+func (b *hb) dup(id, t int64) *hb     { return b.add(b.msgEvent(history.MsgDuplicate, id, t)) }
+func (b *hb) drop(id int64, reason string, t int64) *hb {
+	e := b.msgEvent(history.MsgDrop, id, t)
+	e.Reason = reason
+	return b.add(e)
+}
+
+// corrupt records that the nemesis corrupted message id, its body now body.
+func (b *hb) corrupt(id, t int64, body string) *hb {
+	e := b.msgEvent(history.MsgCorrupt, id, t)
+	e.Body = body
+	return b.add(e)
+}
+
+// msg sends a message at t and delivers it at t+1.
+func (b *hb) msg(id int64, src, dest, mtype string, t int64) *hb {
+	return b.send(id, src, dest, mtype, t).deliver(id, t+1)
+}
+
+// rejected records that node rejected message id (0: the id was unreadable).
+func (b *hb) rejected(node string, id, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: history.ReportRejected, Value: "checksum", Msg: id})
+}
+
+// report records any report.
+func (b *hb) report(node, what, value string, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: what, Value: value})
+}
+
+// stops stops every node at t, as the harness does at the end of a run.
+func (b *hb) stops(t int64, nodes ...string) *hb {
+	for _, n := range nodes {
+		b.stop(n, t)
+	}
+	return b
+}
 
 // list returns the events, the meta event first, with indexes.
 func (b *hb) list() []history.Event {
@@ -135,6 +207,9 @@ func judge(t *testing.T, name string, h *history.History) Result {
 	}
 	if r.Valid != True && r.Explanation == "" {
 		t.Errorf("%s verdict %v has no explanation", name, r.Valid)
+	}
+	if r.Valid == False && len(r.Evidence) == 0 {
+		t.Errorf("%s is false without evidence: %s", name, r.Explanation)
 	}
 	for i := 1; i < len(r.Evidence); i++ {
 		if r.Evidence[i].Index <= r.Evidence[i-1].Index {

@@ -27,6 +27,9 @@ var registry = []Check{
 	newCheck("agreement", "At the end of the history, no two live nodes believe in different leaders.", agreement),
 	newCheck("validity", "At the end of the history, every leader a live node believes in is live and, for max-id (min-id) algorithms, has the highest (smallest) id among live nodes.", validity),
 	newCheck("termination", "Within the termination bound after the last disruption, every live node believes in some leader.", termination),
+	newCheck("eventual-leadership", "Within the stabilisation bound after GST (or the start), every correct node comes to trust the same correct node and keeps trusting it until the end of the run.", eventualLeadership),
+	newCheck("complexity", "No election costs more messages than the algorithm's bound for one election.", complexity),
+	newCheck("integrity", "Every message the nemesis corrupted was rejected by its receiver or never delivered.", integrity),
 }
 
 // All returns every check, in a fixed order.

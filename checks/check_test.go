@@ -17,7 +17,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("check %q: Doc and Run must be set", c.Name)
 		}
 	}
-	if want := []string{"two-leaders", "agreement", "validity", "termination"}; !slices.Equal(names, want) {
+	if want := []string{"two-leaders", "agreement", "validity", "termination", "eventual-leadership", "complexity", "integrity"}; !slices.Equal(names, want) {
 		t.Errorf("All: got %v, want %v", names, want)
 	}
 	for _, name := range ElectionDefaults {

@@ -27,26 +27,42 @@
 // is no longer live. A node restarted under the same id starts with no belief.
 // Reports from a node that is not live are ignored.
 //
-// The checks, by name:
+// The checks, by name (docs/checks.md says more, for users):
 //
 //   - two-leaders: at no instant do two live nodes each believe they are the
 //     leader. A claim lasts from the node's report naming itself until its
 //     next report naming another, or until it stops being live, or until
 //     the end of the history. Claims that touch do not overlap. One pass
 //     over the history.
-//   - agreement: at the end of the history, the live nodes that believe in
-//     a leader all believe in the same one.
-//   - validity: at the end of the history, every leader a live node believes
-//     in is live and, when Meta.Elects is "max" ("min"), has the highest
+//   - agreement: at the end of the run, the live nodes that believe in a
+//     leader all believe in the same one.
+//   - validity: at the end of the run, every leader a live node believes in
+//     is live and, when Meta.Elects is "max" ("min"), has the highest
 //     (smallest) election id among the live nodes.
 //   - termination: every node live at the deadline believes in some leader
 //     then. The deadline is Meta.Termination (one second if zero) after the
 //     latest of the first event, the last nemesis event and the last "elect"
 //     invocation; a history that ends before it is judged unknown.
+//   - eventual-leadership (Ω): every correct node (live and not paused at
+//     the end of the run) trusts the same correct node from some time on,
+//     and that time is within Meta.Stabilisation of GST (or of the first
+//     event); without a stabilisation bound, by the termination deadline.
+//     A run that ends before the deadline is unknown.
+//   - complexity: no election costs more messages than Meta.MessageBound.
+//     Elections are found from their triggers to the moment the live nodes
+//     agree on a live leader with nothing in flight (see electionsOf).
+//   - integrity: every delivery of a message the nemesis corrupted was
+//     rejected by its receiver, or the message was never delivered.
+//
+// The end of the run is the first stop event (the harness's shutdown), or
+// the last event of a killed history; see finalWorld.
 //
 // Agreement and validity judge a killed history (no end event) at its last
 // event, and say so. Figures whose value is a time carry the unit in their
 // name ("deadline_ns").
+//
+// BuildTimeline gives what each node believed over the history, by the same
+// model, for reports.
 //
 // Callers run checks by name:
 //

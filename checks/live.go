@@ -33,6 +33,17 @@ type node struct {
 	// report is the leader report of this incarnation that set leader; nil
 	// before the first one and whenever the node is not live.
 	report *history.Event
+	// since is the event from which leader has held unchanged: the report
+	// that changed it to its value, or the start of the incarnation while
+	// the node believes in none; nil whenever the node is not live.
+	since *history.Event
+	// before is the event that set the belief leader replaced (the previous
+	// since), nil if leader is the first belief of this incarnation.
+	before *history.Event
+	// restart is the end (crash, exit or stop) of the previous incarnation
+	// when the current one is a restart under the same id; nil for a
+	// node's first start.
+	restart *history.Event
 }
 
 // claims reports whether the node is live and believes it is the leader.
@@ -113,6 +124,9 @@ func (w *world) apply(e *history.Event) {
 			w.ignored++
 			return
 		}
+		if e.Value != n.leader {
+			n.before, n.since = n.since, e
+		}
 		n.leader, n.report = e.Value, e
 		return
 	}
@@ -120,7 +134,7 @@ func (w *world) apply(e *history.Event) {
 	case history.ProcStart:
 		// A start while live means the recorder missed the end of the
 		// previous incarnation; either way the new process knows nothing.
-		*n = node{name: n.name, live: true, start: e}
+		*n = node{name: n.name, live: true, start: e, since: e, restart: n.down}
 	case history.ProcCrash, history.ProcExit, history.ProcStop:
 		if n.live {
 			*n = node{name: n.name, start: n.start, down: e}

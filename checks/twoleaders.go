@@ -3,6 +3,7 @@ package checks
 import (
 	"container/heap"
 	"fmt"
+	"strings"
 
 	"coup/harness/history"
 )
@@ -15,6 +16,8 @@ type claim struct {
 	begin    *history.Event // the report that began it
 	end      *history.Event // the event that ended it; nil if the history ended first
 	paused   *history.Event // the pause in force when it began, if any
+	start    *history.Event // the start of the incarnation that claimed
+	restart  *history.Event // the end of the previous incarnation, if it was a restart
 }
 
 // claimsOf returns every claim in h, in the order they began, and the
@@ -33,7 +36,7 @@ func claimsOf(h *history.History) ([]*claim, int) {
 		w.apply(e)
 		switch now := n.claims(); {
 		case !was && now:
-			c := &claim{node: n.name, from: e.Time, at: i, begin: e, paused: n.pause}
+			c := &claim{node: n.name, from: e.Time, at: i, begin: e, paused: n.pause, start: n.start, restart: n.restart}
 			open[n.name] = c
 			claims = append(claims, c)
 		case was && !now:
@@ -125,27 +128,64 @@ func twoLeaders(h *history.History) Result {
 	until := fmtTime(to)
 	if ender.end != nil {
 		r.Evidence = append(r.Evidence, *ender.end)
-	} else {
-		until = "the end of the history at " + until
 	}
 	sortEvents(r.Evidence)
 
-	state := "still live"
-	if p := pausedDuring(h, a, from, to); p != nil {
-		state = fmt.Sprintf("still live (paused at %s)", fmtTime(p.Time))
-	}
 	r.Explanation = fmt.Sprintf("%s and %s both believed they were the leader from %s to %s (%s): ",
 		a.node, b.node, fmtTime(from), until, fmtDur(to-from))
 	if a.from == b.from {
-		r.Explanation += fmt.Sprintf("both claimed leadership at %s", fmtTime(b.from))
+		r.Explanation += fmt.Sprintf("%s%s and %s%s both claimed leadership at %s",
+			a.node, claimContext(h, a, from, to), b.node, claimContext(h, b, from, to), fmtTime(b.from))
 	} else {
-		r.Explanation += fmt.Sprintf("%s claimed leadership at %s while %s, %s, had held its claim since %s",
-			b.node, fmtTime(b.from), a.node, state, fmtTime(a.from))
+		r.Explanation += fmt.Sprintf("%s claimed leadership at %s%s, and %s claimed it at %s%s while %s's claim still stood",
+			a.node, fmtTime(a.from), claimContext(h, a, from, to), b.node, fmtTime(b.from), claimContext(h, b, from, to), a.node)
 	}
+	r.Explanation += overlapEnd(ender)
 	if count > 1 {
 		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all", count)
 	}
 	return r
+}
+
+// claimContext says, in parentheses, what a reader needs to see why a node
+// claimed or kept claiming: that it was restarted under the same id (a
+// replaced node has lost its old belief and may claim again), and that it
+// was paused during the overlap (a paused node keeps its belief while the
+// world moves on). It returns "" when neither holds.
+func claimContext(h *history.History, c *claim, from, to int64) string {
+	var parts []string
+	if c.restart != nil && c.start != nil {
+		parts = append(parts, fmt.Sprintf("restarted under the same id at %s after it %s at %s",
+			fmtTime(c.start.Time), downWord(c.restart), fmtTime(c.restart.Time)))
+	}
+	if p := pausedDuring(h, c, from, to); p != nil {
+		parts = append(parts, fmt.Sprintf("paused at %s, it kept that belief: a paused node is still live", fmtTime(p.Time)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// overlapEnd says how an overlap ended: with the event that ended the
+// claim that ended first.
+func overlapEnd(ender *claim) string {
+	e := ender.end
+	if e == nil {
+		return "; both claims still stood when the history ended"
+	}
+	at := fmtTime(e.Time)
+	switch {
+	case e.Kind == history.KindReport && e.Value == "":
+		return fmt.Sprintf("; the overlap ended when %s stepped down at %s (it then believed in no leader)", ender.node, at)
+	case e.Kind == history.KindReport:
+		return fmt.Sprintf("; the overlap ended when %s stepped down at %s (it then believed in %s)", ender.node, at, e.Value)
+	case e.What == history.ProcStop:
+		return fmt.Sprintf("; the overlap ended when the harness stopped %s at the end of the run at %s", ender.node, at)
+	case e.What == history.ProcStart:
+		return fmt.Sprintf("; the overlap ended when %s was started again at %s", ender.node, at)
+	}
+	return fmt.Sprintf("; the overlap ended when %s %s at %s", ender.node, downWord(e), at)
 }
 
 // pausedDuring returns the pause of c's node that was in force at some

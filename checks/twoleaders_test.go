@@ -33,7 +33,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(20), To: ms(100)},
 			evidence: []int64{4, 5},
 			overlaps: 1,
-			explain:  []string{"n1 and n2 both believed they were the leader from 0.020s to the end of the history at 0.100s (80ms)", "n1, still live, had held its claim since 0.010s"},
+			explain:  []string{"n1 and n2 both believed they were the leader from 0.020s to 0.100s (80ms): n1 claimed leadership at 0.010s, and n2 claimed it at 0.020s while n1's claim still stood; both claims still stood when the history ended"},
 		},
 		{
 			name: "claims touch: the old leader steps down first",
@@ -70,7 +70,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(30), To: ms(50)},
 			evidence: []int64{4, 6, 7},
 			overlaps: 1,
-			explain:  []string{"n2 claimed leadership at 0.030s while n1, still live (paused at 0.015s), had held its claim since 0.010s"},
+			explain:  []string{"n1 claimed leadership at 0.010s (paused at 0.015s, it kept that belief: a paused node is still live), and n2 claimed it at 0.030s while n1's claim still stood; the overlap ended when n1 crashed at 0.050s"},
 		},
 		{
 			name: "a leader paused during the overlap",
@@ -80,7 +80,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(30), To: ms(61)},
 			evidence: []int64{4, 5, 8},
 			overlaps: 1,
-			explain:  []string{"(paused at 0.040s)"},
+			explain:  []string{"(paused at 0.040s, it kept that belief", "the overlap ended when n1 stepped down at 0.061s (it then believed in n2)"},
 		},
 		{
 			name: "a leader paused and resumed before the overlap is not said to be paused",
@@ -88,7 +88,7 @@ func TestTwoLeaders(t *testing.T) {
 				leader("n2", "n2", 30).end(100).h(),
 			want: False, nodes: []string{"n1", "n2"},
 			interval: &Interval{From: ms(30), To: ms(100)},
-			explain:  []string{"n1, still live, had"},
+			explain:  []string{"n1 claimed leadership at 0.010s, and"},
 			overlaps: 1,
 		},
 		{
@@ -123,6 +123,27 @@ func TestTwoLeaders(t *testing.T) {
 			overlaps: 1,
 		},
 		{
+			name: "a node replaced under the same id claims while the old leader still does",
+			h: hist(n3...).starts(0, n3...).leader("n3", "n3", 10).agree("n3", 12, "n1", "n2").
+				crash("n3", 100).start("n3", 102).leader("n2", "n2", 150).leader("n3", "n3", 160).
+				leader("n2", "n3", 170).end(200).h(),
+			want: False, nodes: []string{"n2", "n3"},
+			interval: &Interval{From: ms(160), To: ms(170)},
+			evidence: []int64{9, 10, 11},
+			overlaps: 1,
+			explain:  []string{"n2 and n3 both believed they were the leader from 0.160s to 0.170s (10ms): n2 claimed leadership at 0.150s, and n3 claimed it at 0.160s (restarted under the same id at 0.102s after it crashed at 0.100s) while n2's claim still stood; the overlap ended when n2 stepped down at 0.170s (it then believed in n3)"},
+		},
+		{
+			name: "the harness's stop ends an overlap",
+			h: hist(n3...).starts(0, n3...).leader("n1", "n1", 10).leader("n2", "n2", 20).
+				stop("n2", 90).stop("n1", 90).stop("n3", 90).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(90)},
+			evidence: []int64{4, 5, 7},
+			overlaps: 1,
+			explain:  []string{"; the overlap ended when the harness stopped n1 at the end of the run at 0.090s"},
+		},
+		{
 			name: "a start while live begins a fresh incarnation",
 			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).start("n1", 20).leader("n2", "n2", 20).end(100).h(),
 			want: True,
@@ -145,7 +166,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(30), To: ms(100)},
 			evidence: []int64{4, 6},
 			overlaps: 1,
-			explain:  []string{"since 0.010s"},
+			explain:  []string{"n1 claimed leadership at 0.010s"},
 		},
 		{
 			name: "three leaders: the first overlap and three pairs",
@@ -164,7 +185,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(10), To: ms(100)},
 			evidence: []int64{4, 5},
 			overlaps: 1,
-			explain:  []string{"from 0.010s to the end of the history at 0.100s (90ms): both claimed leadership at 0.010s"},
+			explain:  []string{"from 0.010s to 0.100s (90ms): n1 and n2 both claimed leadership at 0.010s; both claims still stood when the history ended"},
 		},
 		{
 			name: "a claim in the history's last instant overlaps nothing",

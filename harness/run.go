@@ -125,6 +125,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	if err := writeResults(dir, res); err != nil {
 		return res, dir, err
 	}
+	r.writeReport(res, h)
 	if err := linkLatest(dir); err != nil {
 		return res, dir, err
 	}

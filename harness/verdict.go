@@ -24,8 +24,16 @@ const (
 	Unknown    = "unknown"
 )
 
-// Results is what results.json holds.
+// ResultsSchema is the version of the shape of results.json (documented in
+// docs/results.md). It changes only when a field changes meaning or goes;
+// new fields may appear without a change.
+const ResultsSchema = 1
+
+// Results is what results.json holds. docs/results.md documents every
+// field.
 type Results struct {
+	// Schema is ResultsSchema.
+	Schema    int    `json:"schema"`
 	Scenario  string `json:"scenario"`
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
@@ -61,6 +69,9 @@ type Stats struct {
 	Duration int64            `json:"duration_ns"`
 	Messages MessageStats     `json:"messages"`
 	Ops      map[string]int64 `json:"ops"`
+	// Counts are the run's raw counters (the end event's, or rebuilt from
+	// the events), every one whether or not a field above shows it.
+	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
 // MessageStats count messages between nodes.
@@ -85,6 +96,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		return nil, err
 	}
 	res := &Results{
+		Schema:    ResultsSchema,
 		Scenario:  m.Scenario,
 		File:      m.File,
 		Algorithm: m.Algorithm,
@@ -181,6 +193,9 @@ func computeStats(h *history.History) Stats {
 	if counts == nil {
 		counts = countEvents(h)
 	}
+	if len(counts) > 0 {
+		s.Counts = counts
+	}
 	for k, v := range counts {
 		switch {
 		case k == countSent:
@@ -230,7 +245,7 @@ func (r *Results) Summary() string {
 	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", r.Scenario, r.Valid, r.Outcome, r.ExitCode)
 	for _, name := range r.Order {
 		c := r.Checks[name]
-		fmt.Fprintf(&b, "  %-14s %-7s %s\n", name, c.Valid, c.Explanation)
+		fmt.Fprintf(&b, "  %-19s %-7s %s\n", name, c.Valid, c.Explanation)
 	}
 	types := make([]string, 0, len(r.Stats.Messages.ByType))
 	for t := range r.Stats.Messages.ByType {

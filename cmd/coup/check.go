@@ -13,11 +13,12 @@ import (
 func checkCmd(args []string) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the results as JSON (the shape of results.json)")
+	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this file")
 	if err := fs.Parse(args); err != nil {
 		return harness.ExitInput
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(os.Stderr, "usage: coup check [--json] HISTORY\n")
+		fmt.Fprint(os.Stderr, "usage: coup check [--json] [--report FILE] HISTORY\n")
 		return harness.ExitInput
 	}
 	h, err := history.ReadFile(fs.Arg(0))
@@ -29,6 +30,12 @@ func checkCmd(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %s: %v\n", fs.Arg(0), err)
 		return harness.ExitInput
+	}
+	if *report != "" {
+		if err := harness.WriteReportFile(*report, res, h); err != nil {
+			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
+			return harness.ExitInput
+		}
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(res, "", "  ")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,7 +195,10 @@ func TestChangRobertsRunsValid(t *testing.T) {
 	if n := len(h.Meta.Nodes); res.Stats.Messages.Sent != int64(3*n-1) {
 		t.Errorf("%d messages, want 3n−1 = %d", res.Stats.Messages.Sent, 3*n-1)
 	}
-	for _, f := range []string{"n1.log", "n5.log", "harness.log"} {
+	if v := checkValid(t, res, "complexity"); v != true {
+		t.Errorf("complexity = %v, want true (3n−1 messages is the bound)", v)
+	}
+	for _, f := range []string{"n1.log", "n5.log", "harness.log", "report.html"} {
 		if _, err := os.Stat(filepath.Join(latest, f)); err != nil {
 			t.Errorf("store lacks %s: %v", f, err)
 		}
@@ -220,8 +224,19 @@ func TestChangRobertsCrashFailsTermination(t *testing.T) {
 
 	// `coup check` reproduces the verdict from the history alone.
 	check := coup(t, "check", filepath.Join(latest, "history.jsonl"))
-	if check.code != 0 || !strings.Contains(check.stdout, "termination    false") {
+	if check.code != 0 || !regexp.MustCompile(`termination +false`).MatchString(check.stdout) {
 		t.Errorf("coup check: exit %d, want 0 and termination false:\n%s%s", check.code, check.stdout, check.stderr)
+	}
+
+	// `coup check --report` writes the page a run leaves in its folder.
+	page := filepath.Join(t.TempDir(), "page.html")
+	check = coup(t, "check", "--report", page, filepath.Join(latest, "history.jsonl"))
+	b, err := os.ReadFile(page)
+	if err != nil || check.code != 0 {
+		t.Fatalf("coup check --report: exit %d, %v\n%s", check.code, err, check.stderr)
+	}
+	if !strings.Contains(string(b), "believed in no leader") || !strings.Contains(string(b), "<svg") {
+		t.Errorf("report %s lacks termination's explanation or the timeline", page)
 	}
 
 	// The same file expecting a valid run exits 1.

@@ -1,0 +1,362 @@
+package checks
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+)
+
+// randomRun makes a small history of up to four nodes with everything the
+// checks read: process events, leader beliefs (often agreeing), elect
+// requests, nemesis events, messages with deliveries, drops, duplicates and
+// corruptions, rejections and payload reports, and an end that is a stop of
+// every node, a bare end event, or nothing (a killed run). Time mostly
+// creeps by a millisecond or two and sometimes jumps, so that the bounds
+// (a few tens of milliseconds) and the integrity grace (100ms) both pass
+// and fail.
+func randomRun(rng *rand.Rand) *hb {
+	nodes := []string{"n1", "n2", "n3", "n4"}[:2+rng.IntN(3)]
+	pick := func() string { return nodes[rng.IntN(len(nodes))] }
+	b := hist(nodes...)
+	switch rng.IntN(4) {
+	case 0:
+		b.elects("min")
+	case 1:
+		b.elects("")
+	}
+	b.termination(int64(5 + rng.IntN(60)))
+	if rng.IntN(3) > 0 {
+		b.stabilisation(int64(5 + rng.IntN(60)))
+	}
+	if rng.IntN(3) == 0 {
+		b.gst(int64(1 + rng.IntN(60)))
+	}
+	b.bound(int64(rng.IntN(8)))
+	b.checksums(rng.IntN(2) == 0)
+	for _, n := range nodes {
+		if rng.IntN(6) > 0 {
+			b.start(n, 0)
+		}
+	}
+	t := int64(0)
+	next := int64(1)
+	var sent []int64          // every message sent
+	copies := map[int64]int{} // copies in flight
+	var flying []int64        // messages with copies in flight (may hold stale ids)
+	var corrupted []int64
+	inFlight := func() (int64, bool) {
+		for len(flying) > 0 {
+			i := rng.IntN(len(flying))
+			id := flying[i]
+			if copies[id] > 0 {
+				return id, true
+			}
+			flying = append(flying[:i], flying[i+1:]...)
+		}
+		return 0, false
+	}
+	for range 1 + rng.IntN(45) {
+		if rng.IntN(8) == 0 {
+			t += int64(15 + rng.IntN(120))
+		} else {
+			t += int64(rng.IntN(3))
+		}
+		n := pick()
+		switch x := rng.IntN(100); {
+		case x < 16:
+			v := n
+			switch rng.IntN(4) {
+			case 0:
+				v = ""
+			case 1:
+				v = pick()
+			}
+			b.leader(n, v, t)
+		case x < 24:
+			b.agree(pick(), t, nodes...)
+		case x < 28:
+			b.start(n, t)
+		case x < 31:
+			b.crash(n, t)
+		case x < 32:
+			b.exit(n, t)
+		case x < 35:
+			b.pause(n, t)
+		case x < 38:
+			b.resume(n, t)
+		case x < 41:
+			b.nemesis("partition", []string{history.PhaseStart, history.PhaseEnd}[rng.IntN(2)], t, n)
+		case x < 45:
+			b.elect(n, t)
+		case x < 60:
+			id := next
+			next++
+			b.send(id, n, pick(), []string{"election", "elected", "ping"}[rng.IntN(3)], t)
+			sent = append(sent, id)
+			copies[id] = 1
+			flying = append(flying, id)
+		case x < 73:
+			if id, ok := inFlight(); ok {
+				copies[id]--
+				b.deliver(id, t)
+			}
+		case x < 77:
+			if id, ok := inFlight(); ok {
+				copies[id]--
+				b.drop(id, "loss", t)
+			}
+		case x < 79:
+			if id, ok := inFlight(); ok {
+				copies[id]++
+				b.dup(id, t)
+			}
+		case x < 86:
+			if len(sent) > 0 {
+				id := sent[rng.IntN(len(sent))]
+				b.corrupt(id, t, `{"type":"x"}`)
+				corrupted = append(corrupted, id)
+			}
+		case x < 94:
+			id := int64(0)
+			switch rng.IntN(3) {
+			case 0:
+				if len(corrupted) > 0 {
+					id = corrupted[rng.IntN(len(corrupted))]
+					n = b.msgs[id].Dest
+				}
+			case 1:
+				if len(sent) > 0 {
+					id = sent[rng.IntN(len(sent))]
+				}
+			}
+			b.rejected(n, id, t)
+		case x < 96:
+			b.report(n, reportPayload, []string{payloadIntact, payloadCorrupt}[rng.IntN(2)], t)
+		default:
+			b.leader(n, n, t)
+		}
+	}
+	switch rng.IntN(4) {
+	case 0: // killed
+	case 1:
+		b.end(t + int64(rng.IntN(3)))
+	default:
+		t += int64(rng.IntN(200))
+		b.stops(t, nodes...)
+		b.endCounts(t, map[string]int64{"messages.sent": int64(len(sent))})
+	}
+	return b
+}
+
+// comparison is a fast check against its naive reference.
+type comparison struct {
+	check string
+	// compare returns how the fast result r and the naive checker (with
+	// the planted bug when bug is true) disagree on h, or "".
+	compare func(h *history.History, r Result, bug bool) string
+	// skip reports histories the comparison does not apply to.
+	skip func(h *history.History) bool
+}
+
+var comparisons = []comparison{
+	{check: "agreement", compare: func(h *history.History, r Result, bug bool) string {
+		ok, leaders := naiveAgreement(h, bug)
+		if (r.Valid == True) != ok || r.Figures["leaders"] != leaders {
+			return fmt.Sprintf("got %v with %v leaders, naive says %v with %d", r.Valid, r.Figures["leaders"], ok, leaders)
+		}
+		return ""
+	}},
+	{check: "validity", compare: func(h *history.History, r Result, bug bool) string {
+		v, wrong := naiveValidity(h, bug)
+		got, _ := r.Figures["wrong_believers"].(int)
+		if r.Valid != v || got != wrong {
+			return fmt.Sprintf("got %v with %d wrong believers, naive says %v with %d", r.Valid, got, v, wrong)
+		}
+		return ""
+	}},
+	{check: "termination", compare: func(h *history.History, r Result, bug bool) string {
+		v, without := naiveTermination(h, bug)
+		got, _ := r.Figures["without_leader"].(int)
+		if r.Valid != v || got != without {
+			return fmt.Sprintf("got %v with %d without a leader, naive says %v with %d", r.Valid, got, v, without)
+		}
+		return ""
+	}},
+	{check: "eventual-leadership", compare: func(h *history.History, r Result, bug bool) string {
+		v, leader, at := naiveOmega(h, bug)
+		gotLeader, _ := r.Figures["leader"].(string)
+		gotAt, ok := r.Figures["stabilised_ns"].(int64)
+		if !ok {
+			gotAt = -1
+		}
+		if r.Valid != v || gotLeader != leader || gotAt != at {
+			return fmt.Sprintf("got %v, leader %q stable from %d; naive says %v, leader %q stable from %d", r.Valid, gotLeader, gotAt, v, leader, at)
+		}
+		return ""
+	}},
+	{
+		check: "complexity",
+		compare: func(h *history.History, r Result, bug bool) string {
+			list, outside := naiveComplexity(h, bug)
+			fast := electionsOf(h)
+			if v := naiveComplexityVerdict(h, list); r.Valid != v {
+				return fmt.Sprintf("got %v, naive says %v", r.Valid, v)
+			}
+			if fast.outsideTotal != outside {
+				return fmt.Sprintf("outside elections: got %d, naive says %d", fast.outsideTotal, outside)
+			}
+			if len(fast.list) != len(list) {
+				return fmt.Sprintf("got %d elections, naive says %d", len(fast.list), len(list))
+			}
+			for i, e := range fast.list {
+				n := list[i]
+				got := fmt.Sprintf("%d-%d total %d %v settled=%v cut=%v causes=%d", e.from, e.to, e.total, e.byType, e.settled, e.cut != nil, len(e.causes))
+				want := fmt.Sprintf("%d-%d total %d %v settled=%v cut=%v causes=%d", n.from, n.to, n.total, n.byType, n.settled, n.cut, n.causes)
+				if got != want {
+					return fmt.Sprintf("election %d: got %s, naive says %s", i+1, got, want)
+				}
+			}
+			return ""
+		},
+		// Without message events the check judges the end event's
+		// counters, which the naive checker does not model.
+		skip: func(h *history.History) bool {
+			for _, e := range h.Events[:naiveStop(h)] {
+				if e.Kind == history.KindMsg && e.What == history.MsgSend {
+					return false
+				}
+			}
+			return true
+		},
+	},
+	{check: "integrity", compare: func(h *history.History, r Result, bug bool) string {
+		n := naiveIntegrity(h, bug)
+		got := nintegrity{}
+		for k, p := range map[string]*int{
+			"corrupted": &got.corrupted, "deliveries": &got.deliveries, "rejected": &got.rejected, "accepted": &got.accepted,
+			"undecided": &got.undecided, "undelivered": &got.undelivered, "unexplained_rejections": &got.unexplained,
+		} {
+			*p, _ = r.Figures[k].(int)
+		}
+		want := True
+		switch {
+		case n.accepted > 0:
+			want = False
+		case n.undecided > 0:
+			want = Unknown
+		}
+		if r.Valid != want || got != n {
+			return fmt.Sprintf("got %v %+v, naive says %v %+v", r.Valid, got, want, n)
+		}
+		return ""
+	}},
+}
+
+// TestChecksAgainstNaive compares every check with its naive reference on
+// random histories, and shows that the comparison would catch each planted
+// bug: on enough histories the buggy reference disagrees with the check.
+// Every verdict must also occur often enough to matter.
+func TestChecksAgainstNaive(t *testing.T) {
+	const seed, runs = 3, 4000
+	for _, c := range comparisons {
+		t.Run(c.check, func(t *testing.T) {
+			check, ok := Lookup(c.check)
+			if !ok {
+				t.Fatalf("no check %q", c.check)
+			}
+			rng := rand.New(rand.NewPCG(seed, 0))
+			verdicts := map[Validity]int{}
+			caught, judged := 0, 0
+			for i := range runs {
+				b := randomRun(rng)
+				h := b.h()
+				if naiveUnjudgeable(h) || (c.skip != nil && c.skip(h)) {
+					continue
+				}
+				judged++
+				r := check.Run(h)
+				if diff := c.compare(h, r, false); diff != "" {
+					t.Fatalf("seed %d, history %d: %s\n%s", seed, i, diff, b.jsonl())
+				}
+				if r.Valid == False && len(r.Evidence) == 0 {
+					t.Fatalf("seed %d, history %d: false without evidence: %s\n%s", seed, i, r.Explanation, b.jsonl())
+				}
+				if c.compare(h, r, true) != "" {
+					caught++
+				}
+				verdicts[r.Valid]++
+			}
+			if caught < judged/100 {
+				t.Errorf("the planted bug shows on only %d of %d histories: the random histories do not exercise it", caught, judged)
+			}
+			for _, v := range []Validity{True, False} {
+				if verdicts[v] < judged/50 {
+					t.Errorf("only %d of %d histories are %v", verdicts[v], judged, v)
+				}
+			}
+			t.Logf("%d histories: %d true, %d false, %d unknown; the planted bug shows on %d", judged, verdicts[True], verdicts[False], verdicts[Unknown], caught)
+		})
+	}
+}
+
+// FuzzChecks runs every check against its naive reference on any history
+// the fuzzer finds.
+func FuzzChecks(f *testing.F) {
+	rng := rand.New(rand.NewPCG(4, 0))
+	for range 20 {
+		f.Add(randomRun(rng).jsonl())
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		h, err := history.Read(strings.NewReader(text))
+		if err != nil || backwards(h) > 0 || len(h.Events) > 120 || naiveUnjudgeable(h) || !coherentMessages(h) {
+			return
+		}
+		for _, c := range comparisons {
+			if c.skip != nil && c.skip(h) {
+				continue
+			}
+			check, _ := Lookup(c.check)
+			if diff := c.compare(h, check.Run(h), false); diff != "" {
+				t.Fatalf("%s: %s", c.check, diff)
+			}
+		}
+	})
+}
+
+// coherentMessages reports whether every message id is sent once, before
+// anything else happens to it, and never delivered, dropped or duplicated
+// when no copy is in flight: the histories a recorder writes.
+func coherentMessages(h *history.History) bool {
+	copies := map[int64]int{}
+	sent := map[int64]bool{}
+	for _, e := range h.Events {
+		if e.Kind != history.KindMsg {
+			continue
+		}
+		switch e.What {
+		case history.MsgSend:
+			if sent[e.Msg] {
+				return false
+			}
+			sent[e.Msg] = true
+			copies[e.Msg] = 1
+		case history.MsgDuplicate, history.MsgDeliver, history.MsgDrop:
+			if copies[e.Msg] <= 0 {
+				return false
+			}
+			if e.What == history.MsgDuplicate {
+				copies[e.Msg]++
+			} else {
+				copies[e.Msg]--
+			}
+		case history.MsgCorrupt:
+			if !sent[e.Msg] {
+				return false
+			}
+		}
+	}
+	return true
+}

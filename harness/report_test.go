@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+)
+
+// reportHistory is a run in which n2 claims leadership while the paused n1
+// still does, and a corrupted message with markup in its body is accepted.
+func reportHistory(extra ...history.Event) *history.History {
+	ms := int64(1e6)
+	meta := &history.Meta{Scenario: "paused", Algorithm: "bully", Nodes: []string{"n1", "n2"}, IDs: []int{2, 1}, Elects: "max",
+		Checks: []string{"two-leaders", "integrity"}, Expect: &history.Expect{Valid: true}}
+	es := []history.Event{
+		{Kind: history.KindMeta, Meta: meta},
+		{Time: 0, Kind: history.KindProcess, Node: "n1", What: history.ProcStart, Incarnation: 1},
+		{Time: 0, Kind: history.KindProcess, Node: "n2", What: history.ProcStart, Incarnation: 1},
+		{Time: 10 * ms, Kind: history.KindReport, Node: "n1", What: history.ReportLeader, Value: "n1"},
+		{Time: 20 * ms, Kind: history.KindNemesis, What: "pause", Phase: history.PhaseStart, Nodes: []string{"n1"}},
+		{Time: 20 * ms, Kind: history.KindProcess, Node: "n1", What: history.ProcPause},
+		{Time: 60 * ms, Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n2"},
+		{Time: 70 * ms, Kind: history.KindMsg, What: history.MsgSend, Msg: 1, Src: "n2", Dest: "n1", MType: "coordinator"},
+		{Time: 70 * ms, Kind: history.KindMsg, What: history.MsgCorrupt, Msg: 1, Src: "n2", Dest: "n1", MType: "coordinator", Body: `{"type":"<script>alert(1)</script>"}`},
+		{Time: 71 * ms, Kind: history.KindMsg, What: history.MsgDeliver, Msg: 1, Src: "n2", Dest: "n1", MType: "coordinator"},
+		{Time: 100 * ms, Kind: history.KindNemesis, What: "pause", Phase: history.PhaseEnd, Nodes: []string{"n1"}},
+		{Time: 100 * ms, Kind: history.KindProcess, Node: "n1", What: history.ProcResume},
+		{Time: 300 * ms, Kind: history.KindProcess, Node: "n1", What: history.ProcStop},
+		{Time: 300 * ms, Kind: history.KindProcess, Node: "n2", What: history.ProcStop},
+	}
+	es = append(es, extra...)
+	es = append(es, history.Event{Time: 300 * ms, Kind: history.KindEnd, Counts: map[string]int64{"messages.sent": 1, "messages.sent.coordinator": 1}})
+	for i := range es {
+		es[i].Index = int64(i)
+	}
+	h, err := history.FromEvents(es)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+func TestWriteReport(t *testing.T) {
+	h := reportHistory()
+	res, err := Evaluate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteReport(&buf, res, h); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"<!DOCTYPE html>",
+		"valid = false",
+		"so the outcome is <b>unexpected</b> (exit code 1)",
+		"n1 and n2 both believed they were the leader from 0.060s to 0.300s",
+		"<svg",
+		"n1 believes it is the leader from 0.010s to 0.020s", // a span's title
+		"nemesis: pause n1 from 0.020s to 0.100s",            // a fault band
+		"&lt;script&gt;",                     // the corrupted body, escaped
+		"<td>believes it is the leader</td>", // an evidence row
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Self-contained and inert: no scripts, no links to anything outside.
+	for _, bad := range []string{"<script", "src=", "href=", "@import", "url(http"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+}
+
+// A history with many belief changes draws at most a rectangle or two per
+// pixel column and node, not one per change.
+func TestReportTimelineStaysSmall(t *testing.T) {
+	var extra []history.Event
+	for i := range 20000 {
+		v := "n1"
+		if i%2 == 0 {
+			v = "n2"
+		}
+		extra = append(extra, history.Event{Time: int64(300e6), Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: v})
+	}
+	h := reportHistory()
+	// Spread the changes over the run, before the stop events.
+	es := append([]history.Event(nil), h.Events[:12]...)
+	for i, e := range extra {
+		e.Time = 101e6 + int64(i)*9000
+		es = append(es, e)
+	}
+	es = append(es, h.Events[12:]...)
+	for i := range es {
+		es[i].Index = int64(i)
+	}
+	h, err := history.FromEvents(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Evaluate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, _ := timelineSVG(res, h)
+	n := strings.Count(svg, "<rect")
+	t.Logf("%d rectangles", n)
+	if n > 4*tlWidth {
+		t.Errorf("the timeline has %d rectangles for %d belief changes, want at most %d", n, len(extra), 4*tlWidth)
+	}
+	if !strings.Contains(svg, "changed its belief many times") {
+		t.Errorf("the timeline does not say that some changes were too quick to draw")
+	}
+}
+
+func TestTicks(t *testing.T) {
+	tests := []struct {
+		end  int64
+		step int64
+		zero string
+		last string
+	}{
+		{300e6, 50e6, "0.00s", "0.30s"},
+		{617e6, 100e6, "0.0s", "0.6s"},
+		{2e9, 500e6, "0.0s", "2.0s"},
+		{12e9, 2e9, "0s", "12s"},
+	}
+	for _, tt := range tests {
+		step := tickStep(tt.end)
+		if step != tt.step {
+			t.Errorf("tickStep(%d) = %d, want %d", tt.end, step, tt.step)
+		}
+		if got := tickLabel(0, step); got != tt.zero {
+			t.Errorf("tickLabel(0, %d) = %q, want %q", step, got, tt.zero)
+		}
+		if got := tickLabel(tt.end/step*step, step); got != tt.last {
+			t.Errorf("tickLabel(%d, %d) = %q, want %q", tt.end/step*step, step, got, tt.last)
+		}
+	}
+}
