@@ -18,9 +18,13 @@ func (r *run) inject(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		// Once past the duration, what was due before it is still carried
+		// out, late, before the heal: a slow driver changes when a fault
+		// happens, never whether.
 		now := r.now()
-		if now >= end {
-			break
+		final := now >= end
+		if final {
+			now = end
 		}
 		r.router.mu.Lock()
 		var acts []nemesis.Action
@@ -33,6 +37,9 @@ func (r *run) inject(ctx context.Context) error {
 		if len(acts) > 0 {
 			r.carryOut(acts)
 			continue // what they did may fire triggers, and time has passed
+		}
+		if final {
+			break
 		}
 		wake := end
 		if planned && next < wake {

@@ -189,10 +189,11 @@ func (n *Nemesis) Due(now time.Duration) []Action {
 }
 
 // Observe tells the nemesis of a history event (Relevant ones suffice) and
-// returns the actions of the triggers it fires.
+// returns the actions of the triggers it fires. Events at or after the
+// duration fire nothing.
 func (n *Nemesis) Observe(e history.Event) []Action {
 	n.view.observe(&e)
-	if n.healed {
+	if n.healed || time.Duration(e.Time) >= n.cfg.Duration {
 		return nil
 	}
 	var out []Action

@@ -290,7 +290,11 @@ func TestTriggers(t *testing.T) {
 	if at, ok := n.Next(); !ok || at != 140*ms {
 		t.Errorf("next at %v %v, want the end at 140ms", at, ok)
 	}
-	if n.Heal(time.Second); len(n.Observe(report(2*time.Second, "n1", "leader", "n1"))) != 0 {
+	late := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Pick: All}, When: &Trigger{Report: "leader"}})
+	if len(late.Observe(report(time.Second, "n1", "leader", "n1"))) != 0 {
+		t.Error("a trigger fired on an event at the duration")
+	}
+	if n.Heal(time.Second); len(n.Observe(report(500*ms, "n1", "leader", "n1"))) != 0 {
 		t.Error("a trigger fired after the heal")
 	}
 }
