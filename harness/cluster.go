@@ -117,8 +117,8 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	m.readerDone = done
 	m.mu.Unlock()
 
-	answered, ready := make(chan struct{}), make(chan struct{})
-	go r.read(m, p, inc, answered, ready, done)
+	answered, ready, abandoned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go r.read(m, p, inc, answered, ready, abandoned, done)
 
 	init := wire.InitBody{
 		Type: "init", MsgID: 1, NodeID: m.name, NodeIDs: r.names, IDs: r.sc.IDs,
@@ -141,6 +141,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	case <-done:
 		return nil, fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
 	case <-time.After(InitTimeout):
+		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()
 		<-done
 		return nil, fmt.Errorf("%s did not answer init within %s (see %s)", m.name, InitTimeout, filepath.Join(r.dir, m.name+".log"))
@@ -157,9 +158,10 @@ func (r *run) nodeArgv() []string {
 
 // read reads one incarnation's output to the end, in order. The first line
 // must be init_ok; once the run's gate is open the incarnation is up and
-// every line is routed. When the output ends it waits for the process and
-// records its exit, unless the harness ended it.
-func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, done chan struct{}) {
+// every line is routed (unless startNode abandoned it, having given up
+// waiting). When the output ends it waits for the process and records its
+// exit, unless the harness ended it.
+func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned, done chan struct{}) {
 	defer close(done)
 	out := &stream{r: p.Stdout}
 	sc := bufio.NewScanner(out)
@@ -170,18 +172,24 @@ func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, done chan 
 		advance = n
 		return n, tok, err
 	})
-	up := false
+	up, dropped := false, false
 	for sc.Scan() {
 		line := sc.Bytes()
 		switch {
 		case up:
 			r.route(m.name, line)
+		case dropped:
 		case !isInitOK(line):
 			r.logf("%s: ignoring output before init_ok: %.200s", m.name, line)
 		default:
-			up = true
 			close(answered)
-			<-r.gate // nothing is recorded before the run's zero
+			select {
+			case <-r.gate: // nothing is recorded before the run's zero
+			case <-abandoned:
+				dropped = true
+				continue
+			}
+			up = true
 			m.mu.Lock()
 			m.proc, m.out = p, out
 			m.mu.Unlock()
