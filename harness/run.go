@@ -159,8 +159,11 @@ func (r *run) execute(ctx context.Context) error {
 	if err := r.inject(ctx); err != nil {
 		return err
 	}
+	// The recovery window counts from the end of the heal, so that every
+	// nemesis event is at least a window before the end of the run.
+	healed := max(r.now(), r.sc.Duration.D)
 	r.progress("healed; recovery window %s", r.sc.Recovery.D)
-	if !sleepUntil(ctx, r.zero.Add(r.sc.Duration.D+r.sc.Recovery.D)) {
+	if !sleepUntil(ctx, r.zero.Add(healed+r.sc.Recovery.D)) {
 		return errInterrupted
 	}
 	return nil
