@@ -605,8 +605,9 @@ for = "150ms"
 }
 
 // Before GST the links lose as the scenario says; after it the links out
-// of the ◇-source deliver everything, within delta, while the others stay
-// lossy. The GST is in the meta event.
+// of the ◇-source deliver everything while the others stay lossy (the
+// bound delta on their delay is the net's, tested without processes). The
+// GST is in the meta event.
 func TestTimelySource(t *testing.T) {
 	t.Parallel()
 	_, h := runScenario(t, floodScenario(3, "4ms", "600ms", "", `[[faults]]
@@ -643,17 +644,6 @@ delta = "20ms"
 	other, _ := lossRate(l.within(gst, heal), "n2")
 	if before < 0.5 || source != 0 || other < 0.5 || n < 50 {
 		t.Errorf("loss out of n1 %.2f before GST and %.2f after (%d messages); out of n2 after GST %.2f", before, source, n, other)
-	}
-	for _, id := range l.within(gst, heal) {
-		s := l.send[id]
-		if s.Src != "n1" {
-			continue
-		}
-		for _, d := range l.delivers[id] {
-			if d.Time-s.Time > int64(20*time.Millisecond) {
-				t.Errorf("message %d from the source took %s, more than delta", id, time.Duration(d.Time-s.Time))
-			}
-		}
 	}
 }
 
