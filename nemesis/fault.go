@@ -185,7 +185,8 @@ const (
 	// its checksum.
 	BitFlip Mode = "bitflip"
 	// Mutate changes the value of one field of the body so that the JSON
-	// stays valid and decodes: only a checksum catches it.
+	// stays valid and decodes: only a checksum catches it. A body with no
+	// field but its type is left alone.
 	Mutate Mode = "mutate"
 )
 
@@ -266,6 +267,9 @@ type Fault struct {
 	// Delta bounds the delay of every message on a timely link.
 	Delta time.Duration
 }
+
+// MinEvery is the shortest period of a repeated fault.
+const MinEvery = time.Millisecond
 
 // Params lists the parameters a fault kind takes beyond the common ones
 // (target, at, for, every, random, when), by their scenario key.
@@ -451,6 +455,9 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 	}
 	if f.Every < 0 {
 		return fieldErr("every", "negative duration %s", f.Every)
+	}
+	if f.Every > 0 && f.Every < MinEvery {
+		return fieldErr("every", "%s is shorter than %s: the faults would come faster than processes can take them", f.Every, MinEvery)
 	}
 	instant := f.Kind == Restart || f.Kind == Replace || f.Kind == Resume || f.Kind == Timely
 	if instant && f.For > 0 {
