@@ -175,6 +175,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(good)
 	f.Add("nodes = [")
 	f.Add("[[faults]]\nkind = 1")
+	f.Add(faultBase + "kind = \"partition\"\ngroups = [[\"n1\"], [\"n2\"]]\noneway = true\ndirection = \"in\"\n")
+	f.Add(faultBase + "kind = \"replace\"\ntarget = [\"n5\"]\nwhen = { report = \"participant\", value = \"true\" }\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse("fuzz.toml", src)
 		if err == nil && s.Nodes < 1 {
