@@ -480,6 +480,9 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 		if f.For >= f.Every {
 			return fieldErr("for", "%s is not shorter than the period (every = %s): occurrences would overlap", f.For, f.Every)
 		}
+		if f.For == 0 && !instant && f.Kind != Crash {
+			return fieldErr("for", "a repeated %s fault needs for, how long each occurrence lasts (else they would pile up until the heal)", f.Kind)
+		}
 	}
 	return nil
 }

@@ -415,6 +415,7 @@ func TestCheck(t *testing.T) {
 		{"after the run", Fault{Kind: Crash, Target: one, At: 2 * time.Second}, "at", "not within"},
 		{"negative for", Fault{Kind: Pause, Target: one, For: -ms}, "for", "negative"},
 		{"negative every", Fault{Kind: Pause, Target: one, Every: -ms}, "every", "negative"},
+		{"repeated without for", Fault{Kind: Loss, Every: 50 * ms}, "for", "needs for"},
 		{"every too short", Fault{Kind: Pause, Target: one, Every: time.Microsecond}, "every", "shorter than"},
 		{"overlapping occurrences", Fault{Kind: Pause, Target: one, For: 100 * ms, Every: 100 * ms}, "for", "not shorter"},
 		{"random without every", Fault{Kind: Pause, Target: one, Random: true}, "random", "every"},
