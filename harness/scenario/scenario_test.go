@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"os"
 
 	"path/filepath"
 	"strings"
@@ -302,5 +303,37 @@ stabilisation = "500ms"
 	}
 	if s.Checks.Stabilisation.D != 500*time.Millisecond {
 		t.Errorf("stabilisation %s", s.Checks.Stabilisation.D)
+	}
+}
+
+// Every fault example of docs/scenarios.md loads, and together they show
+// every fault kind.
+func TestDocumentedFaultsLoad(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "## Faults")
+	if i < 0 {
+		t.Fatal("docs/scenarios.md has no Faults section")
+	}
+	kinds := map[nemesis.Kind]bool{}
+	blocks := strings.Split(doc[i:], "```toml\n")[1:]
+	for _, block := range blocks {
+		block = block[:strings.Index(block, "```")]
+		s, err := Parse("example.toml", "algorithm = \"chang-roberts\"\nnodes = 5\nduration = \"2s\"\n"+block)
+		if err != nil {
+			t.Errorf("%v in\n%s", err, block)
+			continue
+		}
+		for _, f := range s.NemesisFaults() {
+			kinds[f.Kind] = true
+		}
+	}
+	for _, k := range nemesis.Kinds {
+		if !kinds[k] {
+			t.Errorf("no example of a %s fault", k)
+		}
 	}
 }
