@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"os"
-
 	"path/filepath"
 	"strings"
 	"testing"
