@@ -110,6 +110,27 @@ func TestActionsSeeEachOther(t *testing.T) {
 	}
 }
 
+// Events of a replaced node's old process that the nemesis observes after
+// the replace do not make the fresh process a leader, nor down.
+func TestViewIgnoresTheOldProcess(t *testing.T) {
+	n := newChecked(t, 1, Fault{Kind: Replace, Target: Target{Nodes: []string{"n5"}}, When: &Trigger{Report: "participant"}})
+	batch := []history.Event{report(10*ms, "n1", "participant", "true"), lead("n5", "n5"), proc("n5", history.ProcCrash)}
+	for _, e := range batch {
+		n.Observe(e)
+	}
+	if l := n.view.leader(); l != "" {
+		t.Errorf("leader %q after the replace, from the old process's report", l)
+	}
+	if s := n.view.state["n5"]; s != live {
+		t.Errorf("n5 is %s after the old process's crash event", s)
+	}
+	n.Observe(proc("n5", history.ProcStart))
+	n.Observe(lead("n5", "n5"))
+	if l := n.view.leader(); l != "n5" {
+		t.Errorf("leader %q, want the fresh n5 once it claims", l)
+	}
+}
+
 // An end undoes only what is still so.
 func TestEndLeavesAloneWhatChanged(t *testing.T) {
 	n := newChecked(t, 1,

@@ -32,10 +32,14 @@ type view struct {
 	// itself, the sequence number of that report.
 	claim map[string]int64
 	seq   int64
+	// fresh marks the nodes the nemesis has restarted whose new start the
+	// history has not shown yet: their reports still in the queue come
+	// from the old process and are ignored.
+	fresh map[string]bool
 }
 
 func newView(ring []string) *view {
-	v := &view{ring: ring, state: map[string]procState{}, claim: map[string]int64{}}
+	v := &view{ring: ring, state: map[string]procState{}, claim: map[string]int64{}, fresh: map[string]bool{}}
 	for _, n := range ring {
 		v.state[n] = live
 	}
@@ -53,8 +57,11 @@ func (v *view) observe(e *history.Event) {
 		case history.ProcStart:
 			v.state[e.Node] = live
 			delete(v.claim, e.Node)
+			delete(v.fresh, e.Node)
 		case history.ProcCrash, history.ProcExit, history.ProcStop:
-			v.state[e.Node] = down
+			if !v.fresh[e.Node] { // the end of the old process, restarted since
+				v.state[e.Node] = down
+			}
 			delete(v.claim, e.Node)
 		case history.ProcPause:
 			if v.state[e.Node] == live {
@@ -66,7 +73,7 @@ func (v *view) observe(e *history.Event) {
 			}
 		}
 	case history.KindReport:
-		if e.What != history.ReportLeader || v.state[e.Node] == down {
+		if e.What != history.ReportLeader || v.state[e.Node] == down || v.fresh[e.Node] {
 			return
 		}
 		if e.Value == e.Node {
@@ -198,6 +205,7 @@ func (v *view) act(a *Action) {
 		case a.Kind == Crash && a.Phase == history.PhaseEnd, a.Kind == Restart, a.Kind == Replace:
 			v.state[n] = live
 			delete(v.claim, n)
+			v.fresh[n] = true
 		case a.Kind == Pause && a.Phase == history.PhaseStart:
 			if v.state[n] == live {
 				v.state[n] = paused
