@@ -161,11 +161,13 @@ for = "250ms"
 
 // Over many messages the observed loss rate is within four standard
 // deviations of the configured probability; the heal ends the loss and is
-// recorded.
+// recorded. (A message the net let through may still be dropped later, as
+// down or overflow, when the nodes cannot keep up, under the race detector
+// for one: that is not loss.)
 func TestLossRate(t *testing.T) {
 	t.Parallel()
 	const p = 0.3
-	_, h := runScenario(t, floodScenario(4, "4ms", "800ms", "", fmt.Sprintf(`[[faults]]
+	_, h := runScenario(t, floodScenario(4, "5ms", "800ms", "", fmt.Sprintf(`[[faults]]
 kind = "loss"
 probability = %g
 `, p)))
@@ -174,10 +176,12 @@ probability = %g
 	ids := l.within(start, end)
 	lost := 0
 	for _, id := range ids {
-		if len(l.delivers[id]) == 0 {
-			lost++
-			if len(l.drops[id]) != 1 || l.drops[id][0].Reason != "loss" {
-				t.Errorf("message %d neither delivered nor lost: drops %v", id, l.drops[id])
+		for _, d := range l.drops[id] {
+			if d.Reason == "loss" {
+				lost++
+				if len(l.delivers[id]) > 0 || len(l.drops[id]) > 1 {
+					t.Errorf("message %d lost and also delivered %d times, dropped %v", id, len(l.delivers[id]), l.drops[id])
+				}
 			}
 		}
 	}
