@@ -19,6 +19,7 @@
 //	    for each action a (a.Skip == "" only):
 //	        record a.Event(); n.Apply(a, cluster)
 //	    sleep until n.Next() or the next event
+//	once more with now = cfg.Duration (what was due is done, late)
 //	for each a in n.Heal(now): record a.Event(); n.Apply(a, cluster)
 //
 //	and, for every message sent between nodes, at any time:
