@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"coup/harness/history"
@@ -24,13 +26,21 @@ const OutboxSize = 4096
 // InitTimeout is how long a node has to answer init.
 const InitTimeout = 10 * time.Second
 
+// PauseTimeout bounds how long a pause waits for the stopped node's output
+// to be read to the end before it records the pause anyway.
+const PauseTimeout = 2 * time.Second
+
 // delivery is a line waiting to be written to a node: a message between
-// nodes (msg > 0) or a client request.
+// nodes (msg > 0), or a client request or control message (msg 0).
 type delivery struct {
 	msg   int64
 	src   string
 	mtype string
 	line  []byte
+	// corrupt says how the nemesis altered the body ("" if it did not);
+	// body is the altered body, for the history.
+	corrupt string
+	body    []byte
 }
 
 // member is one node of the cluster, across its incarnations.
@@ -40,7 +50,12 @@ type member struct {
 
 	mu   sync.Mutex
 	proc *proc.Proc // the incarnation that takes deliveries; nil when down
+	out  *stream    // its output
 	inc  int        // incarnations started so far
+	rate float64    // the clock rate a fault set, 0 for none
+	// resumed is non-nil while the node is paused, and closed when it is
+	// resumed (or ends): the writer holds deliveries until then.
+	resumed chan struct{}
 	// ending says why the harness is ending the current incarnation
 	// ("crash", "stop"), so that its exit is not reported as its own.
 	ending string
@@ -58,31 +73,57 @@ func (m *member) current() *proc.Proc {
 	return m.proc
 }
 
-// startNode starts a new incarnation of m and waits for its init_ok.
-func (r *run) startNode(m *member) error {
+// release ends a pause, if any (called under m.mu).
+func (m *member) release() {
+	if m.resumed != nil {
+		close(m.resumed)
+		m.resumed = nil
+	}
+}
+
+// stream is a node's output, counting the bytes read from the pipe and the
+// bytes whose lines have been handled, so that a pause can wait until all
+// the stopped node wrote has been recorded.
+type stream struct {
+	r       io.Reader
+	read    atomic.Int64
+	handled atomic.Int64
+}
+
+func (s *stream) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	s.read.Add(int64(n))
+	return n, err
+}
+
+// startNode starts a new incarnation of m and waits for its init_ok. It
+// returns a channel closed once the incarnation is up (recorded and taking
+// deliveries), which happens only after the run's gate opens.
+func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	logf, err := os.OpenFile(filepath.Join(r.dir, m.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("%s: open log: %w", m.name, err)
+		return nil, fmt.Errorf("%s: open log: %w", m.name, err)
 	}
 	defer logf.Close() // the child has its own copy
 	p, err := proc.Start(proc.Spec{Argv: r.nodeArgv(), Log: logf, Env: []string{"COUP_RUN=" + r.runID, "COUP_NODE=" + m.name}})
 	if err != nil {
-		return fmt.Errorf("%s: %w", m.name, err)
+		return nil, fmt.Errorf("%s: %w", m.name, err)
 	}
 	m.mu.Lock()
 	m.inc++
-	inc := m.inc
+	inc, rate := m.inc, m.rate
 	m.ending = ""
 	done := make(chan struct{})
 	m.readerDone = done
 	m.mu.Unlock()
 
-	ready := make(chan struct{})
-	go r.read(m, p, inc, ready, done)
+	answered, ready, abandoned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go r.read(m, p, inc, answered, ready, abandoned, done)
 
 	init := wire.InitBody{
 		Type: "init", MsgID: 1, NodeID: m.name, NodeIDs: r.names, IDs: r.sc.IDs,
 		Algorithm: r.sc.Algorithm, Params: r.sc.Params, Seed: r.sc.Seed, Checksums: r.sc.ChecksumsOn(),
+		ClockRate: rate,
 	}
 	if r.sc.Command != nil {
 		init.Algorithm = "" // a foreign node runs what it runs
@@ -92,17 +133,18 @@ func (r *run) startNode(m *member) error {
 	if _, err := p.Stdin.Write(line); err != nil {
 		_ = p.Kill()
 		<-done
-		return fmt.Errorf("%s: write init: %w (see %s.log)", m.name, err, m.name)
+		return nil, fmt.Errorf("%s: write init: %w (see %s.log)", m.name, err, m.name)
 	}
 	select {
-	case <-ready:
-		return nil
+	case <-answered:
+		return ready, nil
 	case <-done:
-		return fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
+		return nil, fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
 	case <-time.After(InitTimeout):
+		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()
 		<-done
-		return fmt.Errorf("%s did not answer init within %s (see %s)", m.name, InitTimeout, filepath.Join(r.dir, m.name+".log"))
+		return nil, fmt.Errorf("%s did not answer init within %s (see %s)", m.name, InitTimeout, filepath.Join(r.dir, m.name+".log"))
 	}
 }
 
@@ -115,30 +157,46 @@ func (r *run) nodeArgv() []string {
 }
 
 // read reads one incarnation's output to the end, in order. The first line
-// must be init_ok; from then on the incarnation is up and every line is
-// routed. When the output ends it waits for the process and records its
+// must be init_ok; once the run's gate is open the incarnation is up and
+// every line is routed (unless startNode abandoned it, having given up
+// waiting). When the output ends it waits for the process and records its
 // exit, unless the harness ended it.
-func (r *run) read(m *member, p *proc.Proc, inc int, ready, done chan struct{}) {
+func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned, done chan struct{}) {
 	defer close(done)
-	sc := bufio.NewScanner(p.Stdout)
+	out := &stream{r: p.Stdout}
+	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	up := false
+	var advance int
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		n, tok, err := bufio.ScanLines(data, atEOF)
+		advance = n
+		return n, tok, err
+	})
+	up, dropped := false, false
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !up {
-			if !isInitOK(line) {
-				r.logf("%s: ignoring output before init_ok: %.200s", m.name, line)
+		switch {
+		case up:
+			r.route(m.name, line)
+		case dropped:
+		case !isInitOK(line):
+			r.logf("%s: ignoring output before init_ok: %.200s", m.name, line)
+		default:
+			close(answered)
+			select {
+			case <-r.gate: // nothing is recorded before the run's zero
+			case <-abandoned:
+				dropped = true
 				continue
 			}
 			up = true
 			m.mu.Lock()
-			m.proc = p
+			m.proc, m.out = p, out
 			m.mu.Unlock()
 			r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcStart, Incarnation: inc, Detail: "pid " + strconv.Itoa(p.Pid())})
 			close(ready)
-			continue
 		}
-		r.route(m.name, line)
+		out.handled.Add(int64(advance))
 	}
 	if err := sc.Err(); err != nil {
 		r.logf("%s: read output: %v", m.name, err)
@@ -148,7 +206,8 @@ func (r *run) read(m *member, p *proc.Proc, inc int, ready, done chan struct{}) 
 	m.mu.Lock()
 	ending := m.ending
 	if m.proc == p {
-		m.proc = nil
+		m.proc, m.out = nil, nil
+		m.release()
 	}
 	m.mu.Unlock()
 	if ending == "" && up {
@@ -173,11 +232,26 @@ func exitDetail(s *os.ProcessState) string {
 }
 
 // write hands a member's queued deliveries to whichever incarnation is up.
-// It runs for the whole run, one goroutine per member.
+// It runs for the whole run, one goroutine per member. While the node is
+// paused it holds the deliveries (the outbox fills and then overflows, as
+// a stopped process's socket buffer would); nothing else waits for it.
 func (r *run) write(m *member) {
 	for d := range m.outbox {
-		p := m.current()
-		if d.msg == 0 { // a client request
+		m.mu.Lock()
+		for m.resumed != nil {
+			ch := m.resumed
+			m.mu.Unlock()
+			<-ch
+			m.mu.Lock()
+		}
+		p := m.proc
+		if p != nil && d.msg != 0 {
+			// Recorded under m.mu, so that a delivery is never recorded
+			// after the pause that holds it.
+			r.delivered(d, m.name)
+		}
+		m.mu.Unlock()
+		if d.msg == 0 { // a client request or a control message
 			if p != nil {
 				_, _ = p.Stdin.Write(d.line)
 			}
@@ -187,7 +261,6 @@ func (r *run) write(m *member) {
 			r.dropped(d, m.name, "down")
 			continue
 		}
-		r.delivered(d, m.name)
 		if _, err := p.Stdin.Write(d.line); err != nil {
 			r.dropped(d, m.name, "write-failed")
 		}
@@ -196,7 +269,7 @@ func (r *run) write(m *member) {
 
 // end ends a member's current incarnation for a reason ("crash" or "stop")
 // and records it once its output has been read to the end, so that nothing
-// it wrote is recorded after its end.
+// it wrote is recorded after its end. A paused process is killed too.
 func (r *run) end(m *member, why string) (bool, error) {
 	m.mu.Lock()
 	p, inc, done := m.proc, m.inc, m.readerDone
@@ -204,8 +277,9 @@ func (r *run) end(m *member, why string) (bool, error) {
 		m.mu.Unlock()
 		return false, nil
 	}
-	m.proc = nil
+	m.proc, m.out = nil, nil
 	m.ending = why
+	m.release()
 	m.mu.Unlock()
 	err := p.Kill()
 	<-done
@@ -213,15 +287,156 @@ func (r *run) end(m *member, why string) (bool, error) {
 	return true, err
 }
 
-// Crash kills a node (nemesis.Cluster).
-func (r *run) Crash(node string) error {
+func (r *run) member(node string) (*member, error) {
 	m, ok := r.members[node]
 	if !ok {
-		return fmt.Errorf("no node %q", node)
+		return nil, fmt.Errorf("no node %q", node)
+	}
+	return m, nil
+}
+
+var (
+	errDown   = errors.New("the node is down")
+	errUp     = errors.New("the node is up")
+	errPaused = errors.New("the node is already paused")
+	errActive = errors.New("the node is not paused")
+)
+
+// Crash kills a node (nemesis.Cluster).
+func (r *run) Crash(node string) error {
+	m, err := r.member(node)
+	if err != nil {
+		return err
 	}
 	up, err := r.end(m, history.ProcCrash)
 	if !up {
-		return errors.New("already down")
+		return errDown
 	}
 	return err
+}
+
+// Restart starts a fresh incarnation of a node that is down, under the same
+// id (nemesis.Cluster). It returns once the node has answered init and is
+// taking deliveries.
+func (r *run) Restart(node string) error {
+	m, err := r.member(node)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	up, done := m.proc != nil, m.readerDone
+	m.mu.Unlock()
+	if up {
+		return errUp
+	}
+	if done != nil {
+		<-done // the last incarnation's output is all recorded
+	}
+	ready, err := r.startNode(m)
+	if err != nil {
+		return err
+	}
+	<-ready
+	return nil
+}
+
+// Pause stops a node (SIGSTOP) and records the pause once everything the
+// node wrote before it stopped has been read and recorded, so that nothing
+// it did is recorded while it is paused (nemesis.Cluster).
+func (r *run) Pause(node string) error {
+	m, err := r.member(node)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	p, out, inc := m.proc, m.out, m.inc
+	switch {
+	case p == nil:
+		m.mu.Unlock()
+		return errDown
+	case m.resumed != nil:
+		m.mu.Unlock()
+		return errPaused
+	}
+	m.resumed = make(chan struct{})
+	m.mu.Unlock()
+	if err := p.Pause(); err != nil {
+		m.mu.Lock()
+		m.release()
+		m.mu.Unlock()
+		return err
+	}
+	detail := ""
+	if !r.drained(p, out) {
+		detail = fmt.Sprintf("not seen stopped and drained within %s", PauseTimeout)
+	}
+	r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: history.ProcPause, Incarnation: inc, Detail: detail})
+	return nil
+}
+
+// drained waits until a stopped process's output has all been handled.
+func (r *run) drained(p *proc.Proc, out *stream) bool {
+	deadline := time.Now().Add(PauseTimeout)
+	for time.Now().Before(deadline) {
+		if p.Stopped() {
+			n, err := p.Unread()
+			if err != nil {
+				return false
+			}
+			if n == 0 && out.read.Load() == out.handled.Load() {
+				return true
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return false
+}
+
+// Resume continues a paused node (SIGCONT) and lets its deliveries through
+// (nemesis.Cluster).
+func (r *run) Resume(node string) error {
+	m, err := r.member(node)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	p, ch, inc := m.proc, m.resumed, m.inc
+	m.mu.Unlock()
+	switch {
+	case p == nil:
+		return errDown
+	case ch == nil:
+		return errActive
+	}
+	r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: history.ProcResume, Incarnation: inc})
+	err = p.Resume()
+	m.mu.Lock()
+	if m.resumed == ch {
+		m.release()
+	}
+	m.mu.Unlock()
+	return err
+}
+
+// ClockRate sets a built-in node's clock rate: at once by a control
+// message when it is up, and at its next start through init
+// (nemesis.Cluster).
+func (r *run) ClockRate(node string, rate float64) error {
+	m, err := r.member(node)
+	if err != nil {
+		return err
+	}
+	if r.sc.Command != nil {
+		return errors.New("clock rate is for built-in nodes only")
+	}
+	m.mu.Lock()
+	m.rate = rate
+	up := m.proc != nil
+	m.mu.Unlock()
+	if !up {
+		return nil
+	}
+	body, _ := json.Marshal(wire.ClockRateBody{Type: "clock_rate", Rate: rate})
+	r.enqueue(m, delivery{line: (&wire.Envelope{Src: wire.Harness, Dest: node, Body: body}).Append(nil)})
+	return nil
 }

@@ -5,18 +5,26 @@
 //
 //  1. create store/<scenario>/<timestamp>/ and start history.jsonl;
 //  2. start every node process and do the init handshake;
-//  3. from the moment all nodes are up (the run's time zero for the
-//     scenario's "at" fields), start the workload and the nemesis's plan;
-//  4. after the scenario's duration, heal every fault, then wait out the
-//     recovery window;
-//  5. stop every process, close the history, run the checks, write
+//  3. the moment all nodes are up is the run's zero: the time origin of
+//     the history (its meta event is recorded then, before any node's
+//     start), of the scenario's "at" fields and of the nemesis;
+//  4. start the workload and the nemesis (faults.go): planned faults at
+//     their times, triggered ones when the history records what they wait
+//     for;
+//  5. at the scenario's duration, heal every fault in force (recording
+//     each end), then wait out the recovery window;
+//  6. stop every process, close the history, run the checks, write
 //     results.json and point store/<scenario>/latest at the folder.
 //
 // Every line a node writes is read by one goroutine per process, in order,
 // and recorded before it is acted on. Messages between nodes go through the
-// router: the nemesis decides each one's fate, a delay queue holds it until
-// it is due, and a bounded per-node queue hands it to the node's writer. A
-// full queue drops the message (recorded as an overflow); nothing on the
-// router's path blocks on a node, so a slow or stopped node never stalls the
-// others.
+// router: the nemesis decides each one's fate (dropped, or one or more
+// copies, each with its delay and perhaps an altered body), a delay queue
+// holds each copy until it is due, and a bounded per-node queue hands it to
+// the node's writer. A full queue drops the message (recorded as an
+// overflow); nothing on the router's path blocks on a node, so a slow or
+// stopped node never stalls the others. The writer of a paused node holds
+// its deliveries until it is resumed; a pause is recorded only once all the
+// node wrote before it stopped has been read, so nothing a paused node does
+// is recorded while it is paused.
 package harness

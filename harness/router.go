@@ -11,13 +11,13 @@ import (
 )
 
 // router carries messages between nodes: it records each send, asks the
-// nemesis for its fate and schedules its delivery.
+// nemesis for its fate and schedules each copy's delivery.
 type router struct {
 	r      *run
 	record bool // record every message as an event
 
-	mu     sync.Mutex // guards net, nextID and counts
-	net    *nemesis.Net
+	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID and counts
+	nem    *nemesis.Nemesis
 	nextID int64
 	counts map[string]int64
 	queue  *delayQueue
@@ -65,7 +65,7 @@ func (r *run) report(from string, body []byte) {
 	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: rb.What, Value: rb.Value, Name: rb.Name, Msg: rb.Msg})
 }
 
-// send records a message and schedules it by its fate.
+// send records a message and schedules its copies by its fate.
 func (rt *router) send(env wire.Envelope) {
 	r := rt.r
 	mtype := "?"
@@ -86,7 +86,13 @@ func (rt *router) send(env wire.Envelope) {
 	} else {
 		now = r.rec.Now()
 	}
-	fate := rt.net.Decide(nemesis.Link{From: env.Src, To: env.Dest}, time.Duration(now))
+	fate := rt.nem.Decide(nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body}, time.Duration(now))
+	for range len(fate.Copies) - 1 {
+		rt.counts[countDuplicated]++
+		if rt.record {
+			r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
+		}
+	}
 	rt.mu.Unlock()
 
 	d := delivery{msg: id, src: env.Src, mtype: mtype}
@@ -94,10 +100,19 @@ func (rt *router) send(env wire.Envelope) {
 		r.dropped(d, env.Dest, fate.Reason)
 		return
 	}
-	env.ID = id
-	d.line = env.Append(nil)
 	dest := r.members[env.Dest]
-	rt.queue.push(r.start.Add(time.Duration(now)+fate.Delay), func() { r.enqueue(dest, d) })
+	for _, c := range fate.Copies {
+		e, dc := env, d
+		e.ID = id
+		if c.Body != nil {
+			e.Body, dc.corrupt, dc.body = c.Body, c.Corrupt, c.Body
+			if c.Resum && e.Sum != "" {
+				e.Sum = wire.Sum(c.Body)
+			}
+		}
+		dc.line = e.Append(nil)
+		rt.queue.push(r.zero.Add(time.Duration(now)+c.Delay), func() { r.enqueue(dest, dc) })
+	}
 }
 
 // enqueue hands a due delivery to its node's queue without ever blocking.
@@ -111,7 +126,18 @@ func (r *run) enqueue(m *member, d delivery) {
 	}
 }
 
+// delivered records a delivery; a corrupted one is recorded as corrupt
+// first, always, with the body it carries when messages are recorded, so
+// that a receiver's rejection can be matched with it.
 func (r *run) delivered(d delivery, to string) {
+	if d.corrupt != "" {
+		r.router.count(countCorrupted, countCorrupted+"."+d.corrupt)
+		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt}
+		if r.router.record {
+			e.Body = string(d.body)
+		}
+		r.rec.Record(e)
+	}
 	r.router.count(countDelivered)
 	if r.router.record {
 		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})

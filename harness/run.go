@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,13 +39,21 @@ type run struct {
 	dir   string
 	runID string
 	rec   *history.Recorder
-	start time.Time // the history's time origin
-	zero  time.Time // the scenario's time origin: every node is up
+	start time.Time // when the run began, for the harness's log
+	// zero is when every node is up: the time origin of the history, of
+	// the scenario's times and of the nemesis. It is set once, before the
+	// gate opens.
+	zero time.Time
+	// gate is closed at zero, once the meta event is recorded: node
+	// readers record nothing before.
+	gate chan struct{}
 
 	names   []string
 	members map[string]*member
 	router  *router
 	clients *clients
+	nem     *nemesis.Nemesis
+	watch   *watcher
 
 	logMu sync.Mutex
 	log   *os.File
@@ -83,22 +90,22 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	}
 	defer logf.Close()
 
-	r := &run{sc: sc, opts: opts, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}}
+	r := &run{sc: sc, opts: opts, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}, gate: make(chan struct{})}
 	r.start = time.Now()
-	r.rec = history.NewRecorder(hf, func() int64 { return int64(time.Since(r.start)) }, true)
+	r.rec = history.NewRecorder(hf, func() int64 { return int64(time.Since(r.zero)) }, true)
 	r.names = sc.NodeNames()
 	for _, n := range r.names {
 		r.members[n] = &member{name: n, outbox: make(chan delivery, OutboxSize)}
 	}
-	src := rand.New(rand.NewPCG(uint64(sc.Seed), 0x6e6574)) // the network's stream
-	r.router = &router{
-		r: r, record: sc.RecordMessages(), counts: map[string]int64{},
-		net:   nemesis.NewNet(sc.Network.Latency.D, sc.Network.Jitter.D, sc.Network.IsFIFO(), src),
-		queue: newDelayQueue(),
-	}
+	r.nem = nemesis.New(nemesis.Config{
+		Nodes: r.names, Faults: sc.NemesisFaults(), Duration: sc.Duration.D, Seed: sc.Seed,
+		Latency: sc.Network.Latency.D, Jitter: sc.Network.Jitter.D, FIFO: sc.Network.IsFIFO(),
+	})
+	r.watch = newWatcher()
+	r.rec.Subscribe(r.watch.push)
+	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
 	r.clients = &clients{r: r, w: newWorkload(sc), timeout: DefaultOpTimeout, pending: map[int]*pendingOp{}}
 
-	r.rec.Record(history.Event{Kind: history.KindMeta, Meta: meta(sc)})
 	runErr := r.execute(ctx)
 	r.shutdown()
 	if runErr == nil {
@@ -145,50 +152,58 @@ func (r *run) execute(ctx context.Context) error {
 	for _, m := range r.members {
 		go r.write(m)
 	}
-	r.progress("starting %d nodes", len(r.names))
-	errs := make(chan error, len(r.names))
-	for _, n := range r.names {
-		go func(m *member) { errs <- r.startNode(m) }(r.members[n])
+	if err := r.startAll(); err != nil {
+		return fmt.Errorf("%w: %w", errNodeStart, err)
 	}
-	var first error
-	for range r.names {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		return fmt.Errorf("%w: %w", errNodeStart, first)
-	}
-	r.zero = time.Now()
 	r.progress("nodes up; running for %s", r.sc.Duration.D)
 	r.clients.start()
-	plan := nemesis.Plan(faults(r.sc))
-	if err := r.perform(ctx, plan); err != nil {
+	if err := r.inject(ctx); err != nil {
 		return err
 	}
-	if !sleepUntil(ctx, r.zero.Add(r.sc.Duration.D)) {
-		return errInterrupted
-	}
-	r.progress("healing; recovery window %s", r.sc.Recovery.D)
-	if !sleepUntil(ctx, r.zero.Add(r.sc.Duration.D+r.sc.Recovery.D)) {
+	// The recovery window counts from the end of the heal, so that every
+	// nemesis event is at least a window before the end of the run.
+	healed := max(r.now(), r.sc.Duration.D)
+	r.progress("healed; recovery window %s", r.sc.Recovery.D)
+	if !sleepUntil(ctx, r.zero.Add(healed+r.sc.Recovery.D)) {
 		return errInterrupted
 	}
 	return nil
 }
 
-// perform carries out the nemesis's plan, in time order.
-func (r *run) perform(ctx context.Context, plan []nemesis.Action) error {
-	for _, a := range plan {
-		if !sleepUntil(ctx, r.zero.Add(a.At)) {
-			return errInterrupted
-		}
-		r.rec.Record(history.Event{Kind: history.KindNemesis, What: a.Kind, Phase: history.PhaseStart, Nodes: a.Nodes})
-		if err := nemesis.Apply(a, r); err != nil {
-			r.logf("nemesis: %s: %v", a, err)
-		}
-		r.progress("nemesis: %s", a)
+// startAll starts every node and does the init handshakes. When all have
+// answered (or one has failed), that moment is the run's zero: the meta
+// event is recorded, the gate opens, and each node's start is recorded.
+func (r *run) startAll() error {
+	r.progress("starting %d nodes", len(r.names))
+	type started struct {
+		ready <-chan struct{}
+		err   error
 	}
-	return nil
+	results := make(chan started, len(r.names))
+	for _, n := range r.names {
+		go func(m *member) {
+			ready, err := r.startNode(m)
+			results <- started{ready, err}
+		}(r.members[n])
+	}
+	var first error
+	var readies []<-chan struct{}
+	for range r.names {
+		s := <-results
+		if s.err != nil && first == nil {
+			first = s.err
+		}
+		if s.ready != nil {
+			readies = append(readies, s.ready)
+		}
+	}
+	r.zero = time.Now()
+	r.rec.Record(history.Event{Kind: history.KindMeta, Meta: meta(r.sc)})
+	close(r.gate)
+	for _, ready := range readies {
+		<-ready
+	}
+	return first
 }
 
 // shutdown stops the workload and every process, and drops what is still in
@@ -237,13 +252,19 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
+// meta is the meta event of a run. The history's time origin is the run's
+// zero, so the GST is the timely fault's at, as it is.
 func meta(sc *scenario.Scenario) *history.Meta {
 	m := &history.Meta{
 		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
 		Termination: int64(sc.Checks.Termination.D), Checks: sc.Checks.Run, Params: sc.Params,
-		Checksums: sc.ChecksumsOn(),
-		Expect:    &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
+		Checksums:     sc.ChecksumsOn(),
+		Stabilisation: int64(sc.Checks.Stabilisation.D),
+		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
+	}
+	if gst, ok := sc.GST(); ok {
+		m.GST = int64(gst)
 	}
 	if spec, ok := lookupSpec(sc); ok {
 		m.Elects = spec.Elects
@@ -256,14 +277,6 @@ func meta(sc *scenario.Scenario) *history.Meta {
 		}
 	}
 	return m
-}
-
-func faults(sc *scenario.Scenario) []nemesis.Fault {
-	out := make([]nemesis.Fault, len(sc.Faults))
-	for i, f := range sc.Faults {
-		out[i] = nemesis.Fault{Kind: f.Kind, Nodes: []string{f.Target}, At: f.At.D}
-	}
-	return out
 }
 
 func newWorkload(sc *scenario.Scenario) workloads.Workload {

@@ -74,13 +74,24 @@ type Stats struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
-// MessageStats count messages between nodes.
+// MessageStats count messages between nodes. Every copy of a message ends
+// delivered or dropped, so with duplicates Delivered + Dropped may exceed
+// Sent.
 type MessageStats struct {
 	Sent      int64            `json:"sent"`
 	Delivered int64            `json:"delivered"`
 	Dropped   int64            `json:"dropped"`
 	ByType    map[string]int64 `json:"by_type"`
-	Drops     map[string]int64 `json:"drops,omitempty"`
+	// Drops counts the dropped by why: partition, loss (the nemesis), down
+	// (the receiver was not running), overflow (its queue was full),
+	// write-failed.
+	Drops map[string]int64 `json:"drops,omitempty"`
+	// Duplicated counts the copies the nemesis added.
+	Duplicated int64 `json:"duplicated"`
+	// Corrupted counts the deliveries whose body the nemesis altered, and
+	// Corruptions the same by how: bitflip, mutate, joker.
+	Corrupted   int64            `json:"corrupted"`
+	Corruptions map[string]int64 `json:"corruptions,omitempty"`
 }
 
 // Evaluate runs the history's checks and compares the verdict with the
@@ -172,9 +183,11 @@ func (r *Results) compare() {
 
 // Counter keys kept by the harness and written on the end event.
 const (
-	countSent      = "messages.sent"
-	countDelivered = "messages.delivered"
-	countDropped   = "messages.dropped"
+	countSent       = "messages.sent"
+	countDelivered  = "messages.delivered"
+	countDropped    = "messages.dropped"
+	countDuplicated = "messages.duplicated"
+	countCorrupted  = "messages.corrupted"
 )
 
 // computeStats counts from the end event when there is one (it holds every
@@ -183,6 +196,7 @@ func computeStats(h *history.History) Stats {
 	s := Stats{Events: len(h.Events), Duration: h.End(), Ops: map[string]int64{}}
 	s.Messages.ByType = map[string]int64{}
 	s.Messages.Drops = map[string]int64{}
+	s.Messages.Corruptions = map[string]int64{}
 	var counts map[string]int64
 	for i := len(h.Events) - 1; i >= 0; i-- {
 		if h.Events[i].Kind == history.KindEnd {
@@ -204,6 +218,12 @@ func computeStats(h *history.History) Stats {
 			s.Messages.Delivered = v
 		case k == countDropped:
 			s.Messages.Dropped = v
+		case k == countDuplicated:
+			s.Messages.Duplicated = v
+		case k == countCorrupted:
+			s.Messages.Corrupted = v
+		case strings.HasPrefix(k, countCorrupted+"."):
+			s.Messages.Corruptions[strings.TrimPrefix(k, countCorrupted+".")] = v
 		case strings.HasPrefix(k, countSent+"."):
 			s.Messages.ByType[strings.TrimPrefix(k, countSent+".")] = v
 		case strings.HasPrefix(k, countDropped+"."):
@@ -231,12 +251,31 @@ func countEvents(h *history.History) map[string]int64 {
 			case history.MsgDrop:
 				c[countDropped]++
 				c[countDropped+"."+e.Reason]++
+			case history.MsgDuplicate:
+				c[countDuplicated]++
+			case history.MsgCorrupt:
+				c[countCorrupted]++
+				c[countCorrupted+"."+e.Reason]++
 			}
 		case history.KindOp:
 			c["ops."+e.Type]++
 		}
 	}
 	return c
+}
+
+// joinCounts writes counts as "a 1, b 2", sorted by name.
+func joinCounts(c map[string]int64) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, c[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Summary is a few lines for a person: the verdict, each check, the notes.
@@ -256,8 +295,18 @@ func (r *Results) Summary() string {
 	for _, t := range types {
 		parts = append(parts, fmt.Sprintf("%s %d", t, r.Stats.Messages.ByType[t]))
 	}
-	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped\n",
-		r.Stats.Messages.Sent, strings.Join(parts, ", "), r.Stats.Messages.Delivered, r.Stats.Messages.Dropped)
+	m := &r.Stats.Messages
+	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped", m.Sent, strings.Join(parts, ", "), m.Delivered, m.Dropped)
+	if len(m.Drops) > 0 {
+		fmt.Fprintf(&b, " (%s)", joinCounts(m.Drops))
+	}
+	if m.Duplicated > 0 {
+		fmt.Fprintf(&b, ", %d duplicated", m.Duplicated)
+	}
+	if m.Corrupted > 0 {
+		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
+	}
+	b.WriteString("\n")
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}

@@ -1,34 +1,112 @@
 package nemesis
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
 // Link is one direction between two nodes.
 type Link struct{ From, To string }
 
-// Fate is what happens to one message: delivered after Delay, or dropped
-// with a reason.
+// Msg is what the net sees of a message: its link, its type and its body
+// bytes (which a joker or a corruption may alter).
+type Msg struct {
+	Link
+	Type string
+	Body []byte
+}
+
+// Why a message was dropped by the net.
+const (
+	DropPartition = "partition"
+	DropLoss      = "loss"
+)
+
+// Fate is what happens to one message: dropped with a reason, or delivered
+// as one or more copies.
 type Fate struct {
 	Drop   bool
 	Reason string
-	Delay  time.Duration
+	// Copies are the deliveries: the message itself first, then any
+	// duplicates.
+	Copies []Copy
 }
 
-// Net is the network's behaviour on every link. It is not safe for
-// concurrent use; the driver serialises calls.
+// Copy is one delivery of a message.
+type Copy struct {
+	// Delay is how long after its sending the copy is delivered.
+	Delay time.Duration
+	// Body, when not nil, is the altered body delivered instead.
+	Body []byte
+	// Corrupt says how Body was altered: "bitflip", "mutate", "joker", or
+	// two of them joined with "+"; "" when it was not.
+	Corrupt string
+	// Resum asks the driver to recompute the envelope's sum over Body (a
+	// joker's alteration, which the sender's own sum must cover).
+	Resum bool
+	// Duplicate marks a copy the net added.
+	Duplicate bool
+}
+
+// rule is a link fault in force.
+type rule struct {
+	name  string
+	kind  Kind
+	links selector
+	// cut is a partition's set of cut links.
+	cut   map[Link]bool
+	p     float64
+	delay time.Duration
+	scale time.Duration
+	dist  Distribution
+	mode  Mode
+	delta time.Duration
+}
+
+// selector picks the links of some nodes in a direction.
+type selector struct {
+	nodes map[string]bool
+	dir   Direction
+}
+
+func newSelector(nodes []string, dir Direction) selector {
+	s := selector{nodes: map[string]bool{}, dir: dir}
+	for _, n := range nodes {
+		s.nodes[n] = true
+	}
+	return s
+}
+
+func (s selector) covers(l Link) bool {
+	switch s.dir {
+	case Out:
+		return s.nodes[l.From]
+	case In:
+		return s.nodes[l.To]
+	}
+	return s.nodes[l.From] || s.nodes[l.To]
+}
+
+// Net is the network's behaviour on every link: the base latency, jitter and
+// order, and the link faults in force. It draws every random choice from the
+// source it was given, in an order fixed by the messages it is asked about,
+// so the same seed and the same messages give the same fates. It is not
+// safe for concurrent use; the driver serialises calls.
 type Net struct {
 	// Latency is the base one-way delay.
 	Latency time.Duration
 	// Jitter adds a uniform random delay in [0, Jitter).
 	Jitter time.Duration
 	// FIFO keeps each link in order: a message is never delivered before
-	// one sent earlier on the same link.
+	// one sent earlier on the same link. A link under a delay fault is not
+	// kept in order.
 	FIFO bool
 
-	rng  *rand.Rand
-	last map[Link]time.Duration // latest delivery time per link (FIFO)
+	rng   *rand.Rand
+	last  map[Link]time.Duration // latest delivery time per link
+	rules []*rule
 }
 
 // NewNet returns a network drawing its random choices from rng.
@@ -36,17 +114,164 @@ func NewNet(latency, jitter time.Duration, fifo bool, rng *rand.Rand) *Net {
 	return &Net{Latency: latency, Jitter: jitter, FIFO: fifo, rng: rng, last: map[Link]time.Duration{}}
 }
 
-// Decide returns the fate of a message sent at now on link l.
-func (n *Net) Decide(l Link, now time.Duration) Fate {
+func (n *Net) add(r *rule) { n.rules = append(n.rules, r) }
+
+func (n *Net) remove(name string) {
+	n.rules = slices.DeleteFunc(n.rules, func(r *rule) bool { return r.name == name })
+}
+
+// Decide returns the fate of a message sent at now. The rules apply in this
+// order:
+//
+//  1. a timely link (a timely fault in force covers it) delivers one copy
+//     within the fault's delta; only a joker still alters it;
+//  2. a partition that cuts the link drops it;
+//  3. each loss fault covering the link drops it with its probability;
+//  4. each duplicate fault adds a copy with its probability;
+//  5. each copy gets the base delay (latency plus jitter) plus every delay
+//     fault's; the link keeps FIFO order unless a delay fault covers it;
+//  6. a joker sender alters the copy's payload (and its sum is redone);
+//     each corrupt fault alters it with its probability.
+func (n *Net) Decide(m Msg, now time.Duration) Fate {
+	l := m.Link
+	if t := n.timely(l); t != nil {
+		d := min(n.base(), t.delta)
+		if n.FIFO {
+			if at := now + d; at < n.last[l] && n.last[l]-now <= t.delta {
+				d = n.last[l] - now
+			}
+		}
+		n.note(l, now+d)
+		c := Copy{Delay: d}
+		n.alter(&c, m, true)
+		return Fate{Copies: []Copy{c}}
+	}
+	for _, r := range n.rules {
+		if r.kind == Partition && r.cut[l] {
+			return Fate{Drop: true, Reason: DropPartition}
+		}
+	}
+	for _, r := range n.rules {
+		if r.kind == Loss && r.links.covers(l) && n.rng.Float64() < r.p {
+			return Fate{Drop: true, Reason: DropLoss}
+		}
+	}
+	copies := 1
+	for _, r := range n.rules {
+		if r.kind == Duplicate && r.links.covers(l) && n.rng.Float64() < r.p {
+			copies++
+		}
+	}
+	reorder := false
+	for _, r := range n.rules {
+		reorder = reorder || (r.kind == Delay && r.links.covers(l))
+	}
+	f := Fate{Copies: make([]Copy, copies)}
+	for i := range f.Copies {
+		d := n.base()
+		for _, r := range n.rules {
+			if r.kind == Delay && r.links.covers(l) {
+				d += r.draw(n.rng)
+			}
+		}
+		d = max(d, 0)
+		if n.FIFO && !reorder && now+d < n.last[l] {
+			d = n.last[l] - now
+		}
+		n.note(l, now+d)
+		c := Copy{Delay: d, Duplicate: i > 0}
+		n.alter(&c, m, false)
+		f.Copies[i] = c
+	}
+	return f
+}
+
+// timely returns the timely fault covering l, if any.
+func (n *Net) timely(l Link) *rule {
+	for _, r := range n.rules {
+		if r.kind == Timely && r.links.covers(l) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (n *Net) base() time.Duration {
 	d := n.Latency
 	if n.Jitter > 0 {
 		d += time.Duration(n.rng.Int64N(int64(n.Jitter)))
 	}
-	if n.FIFO {
-		if at := now + d; at < n.last[l] {
-			d = n.last[l] - now
-		}
-		n.last[l] = now + d
+	return d
+}
+
+func (n *Net) note(l Link, at time.Duration) {
+	if at > n.last[l] {
+		n.last[l] = at
 	}
-	return Fate{Delay: d}
+}
+
+// alter applies jokers and, unless the link is timely, corruptions.
+func (n *Net) alter(c *Copy, m Msg, timely bool) {
+	body := m.Body
+	var how []string
+	for _, r := range n.rules {
+		if r.kind == Joker && r.links.covers(m.Link) {
+			if b, ok := AlterField(body, "payload", n.rng); ok {
+				body, c.Resum = b, true
+				how = append(how, string(Joker))
+			}
+			break
+		}
+	}
+	if !timely {
+		for _, r := range n.rules {
+			if r.kind != Corrupt || !r.links.covers(m.Link) || n.rng.Float64() >= r.p {
+				continue
+			}
+			switch r.mode {
+			case Mutate:
+				if b, ok := MutateField(body, n.rng); ok {
+					body = b
+					how = append(how, string(Mutate))
+				}
+			default:
+				body = FlipBit(body, n.rng)
+				how = append(how, string(BitFlip))
+			}
+			c.Resum = false // altered on the wire after the sender summed it
+		}
+	}
+	if len(how) > 0 {
+		c.Body = body
+		c.Corrupt = joinHow(how)
+	}
+}
+
+func joinHow(how []string) string {
+	s := how[0]
+	for _, h := range how[1:] {
+		s += "+" + h
+	}
+	return s
+}
+
+// draw is a delay fault's delay for one message.
+func (r *rule) draw(rng *rand.Rand) time.Duration {
+	x := 0.0
+	scale := float64(r.scale)
+	switch r.dist {
+	case Normal:
+		x = rng.NormFloat64() * scale
+	case Exponential:
+		x = rng.ExpFloat64() * scale
+	default:
+		if r.scale > 0 {
+			x = float64(rng.Int64N(int64(r.scale)))
+		}
+	}
+	d := float64(r.delay) + x
+	if d < 0 {
+		return 0
+	}
+	return time.Duration(math.Min(d, float64(math.MaxInt64/2)))
 }

@@ -270,6 +270,26 @@ func TestBadScenarioExits2WithPosition(t *testing.T) {
 	}
 }
 
+// A bad fault stops the run before it starts: exit 2, with the file, line
+// and field.
+func TestBadFaultExits2WithPosition(t *testing.T) {
+	tests := []struct{ fault, want string }{
+		{"kind = \"explode\"", ":5:1: faults[0].kind: unknown fault"},
+		{"kind = \"pause\"\ntarget = \"n9\"", ":6:1: faults[0].target: \"n9\" names no node"},
+		{"kind = \"pause\"\ntarget = \"n1\"\nfor = \"-1s\"", ":7:1: faults[0].for: negative duration"},
+		{"kind = \"loss\"\nprobability = 2", ":6:1: faults[0].probability: must be between 0 and 1"},
+		{"kind = \"partition\"\nshape = \"isolate\"\noneway = true", ":4:1: faults[0].direction: a one-way partition needs a direction"},
+	}
+	for _, tt := range tests {
+		file := filepath.Join(t.TempDir(), "bad.toml")
+		os.WriteFile(file, []byte("algorithm = \"chang-roberts\"\nnodes = 3\n\n[[faults]]\n"+tt.fault+"\n"), 0o644)
+		run := coup(t, "run", file)
+		if run.code != 2 || !strings.Contains(run.stderr, file+tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tt.fault, run.code, run.stderr, file+tt.want)
+		}
+	}
+}
+
 // The history is causal: in Chang–Roberts the winner reports itself leader
 // before it sends elected, and each node reports the leader only after
 // elected was delivered to it. A bigger ring with no latency makes the

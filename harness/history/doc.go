@@ -2,8 +2,8 @@
 // reads and writes it as JSON lines.
 //
 // A history is a sequence of events. Every event has an index (its position,
-// from 0) and a time (nanoseconds since the run began; virtual time in the
-// simulator). The first event of a history is always a meta event that says
+// from 0) and a time (nanoseconds since the run began, the moment every node
+// was up; virtual time in the simulator). The first event of a history is always a meta event that says
 // what ran: the scenario, the algorithm, the nodes and their election ids, the
 // seed and the bounds the checks use. With the meta event a history is
 // self-contained: `coup check` needs nothing else.
@@ -19,9 +19,16 @@
 //	process  node, what (start|crash|exit|pause|resume|stop), incarnation, detail
 //	report   node, what (leader|participant|cs|rejected|metric|...), value, name, msg
 //	op       process, type (invoke|ok|fail|info), f, node, value
-//	nemesis  what (the fault), phase (start|end), nodes, detail
-//	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason
+//	nemesis  what (the fault), phase (start|end), nodes, name (which fault and occurrence: "faults[2]#1"), detail
+//	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	end      (the run finished normally; absent when it was killed)
+//
+// A corrupt event precedes the delivery of a copy whose body the nemesis
+// altered; its reason says how ("bitflip", "mutate": only a checksum can
+// tell; "joker": the sender's payload was altered and its sum recomputed,
+// so only an end-to-end check can tell), and body holds the altered body
+// when messages are recorded. Corrupt events are recorded whether or not
+// the other message events are.
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

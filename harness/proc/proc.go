@@ -8,12 +8,14 @@
 package proc
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // Spec says how to start a process.
@@ -109,6 +111,48 @@ func (p *Proc) Pause() error { return p.Signal(syscall.SIGSTOP) }
 
 // Resume continues the process group (SIGCONT).
 func (p *Proc) Resume() error { return p.Signal(syscall.SIGCONT) }
+
+// Stopped reports whether the process is stopped by a signal (SIGSTOP),
+// as Linux's /proc says.
+func (p *Proc) Stopped() bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// hold anything.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	return stat[i+2] == 'T' || stat[i+2] == 't'
+}
+
+// Unread returns how many bytes the process has written to its stdout that
+// nobody has read yet.
+func (p *Proc) Unread() (int, error) {
+	sc, ok := p.Stdout.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return 0, fmt.Errorf("unread: stdout is not a file")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("unread: %w", err)
+	}
+	var n int32
+	var errno syscall.Errno
+	if err := raw.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil {
+		return 0, fmt.Errorf("unread: %w", err)
+	}
+	if errno != 0 {
+		return 0, fmt.Errorf("unread: %w", errno)
+	}
+	return int(n), nil
+}
 
 // KillAll kills every process started by this package that has not been
 // waited for yet. It is safe to call at any time, from a signal handler's

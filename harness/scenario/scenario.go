@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"coup/nemesis"
 )
 
 // Scenario is one scenario file, validated and with its defaults filled in.
@@ -49,7 +51,8 @@ type Scenario struct {
 	// File is the path the scenario was loaded from.
 	File string `toml:"-"`
 
-	loc *locator
+	loc     *locator
+	nemesis []nemesis.Fault
 }
 
 // Network is the base behaviour of every link, before faults.
@@ -76,14 +79,89 @@ type Workload struct {
 	At Duration `toml:"at"`
 }
 
-// Fault is one fault of the nemesis.
+// Fault is one fault of the nemesis, as the file writes it. Validation
+// turns it into a nemesis.Fault (see Scenario.NemesisFaults); which keys
+// each kind takes is nemesis.Params.
 type Fault struct {
-	// Kind is the fault: "crash".
+	// Kind is the fault: crash, restart, replace, pause, resume, clock,
+	// partition, loss, delay, duplicate, corrupt, joker or timely.
 	Kind string `toml:"kind"`
-	// Target names the node the fault hits.
-	Target string `toml:"target"`
-	// At is when the fault begins, from the start of the run.
+	// Target names the nodes the fault hits: a node, a list of nodes, or
+	// one of leader, random, one, minority, majority, all.
+	Target Target `toml:"target"`
+	// At is when the fault begins, from the start of the run; for a
+	// triggered fault, when the trigger is armed; for timely, the GST.
 	At Duration `toml:"at"`
+	// For is how long each occurrence lasts (default: until the heal).
+	For Duration `toml:"for"`
+	// Every repeats the fault with this period until the run's duration.
+	Every Duration `toml:"every"`
+	// Random makes the gaps between occurrences random, with Every as the
+	// mean period.
+	Random *bool `toml:"random"`
+	// When starts the fault on a history event instead of at a time.
+	When *When `toml:"when"`
+
+	// Probability of loss, duplication or corruption (default 1).
+	Probability *float64 `toml:"probability"`
+	// Delay, Jitter and Distribution shape a delay fault.
+	Delay        Duration `toml:"delay"`
+	Jitter       Duration `toml:"jitter"`
+	Distribution string   `toml:"distribution"`
+	// Direction: both, out or in.
+	Direction string `toml:"direction"`
+	// Shape, Groups and OneWay lay out a partition.
+	Shape  string     `toml:"shape"`
+	Groups [][]string `toml:"groups"`
+	OneWay *bool      `toml:"oneway"`
+	// Mode of a corruption: bitflip or mutate.
+	Mode string `toml:"mode"`
+	// Rate of a clock fault.
+	Rate *float64 `toml:"rate"`
+	// Delta bounds every message's delay on a timely link.
+	Delta Duration `toml:"delta"`
+}
+
+// When is a fault's trigger: a report or a process event of the history.
+type When struct {
+	Report  string `toml:"report"`
+	Process string `toml:"process"`
+	Value   string `toml:"value"`
+	Node    string `toml:"node"`
+}
+
+// Target is a fault's target as written: one string or a list of strings.
+// A value of another type is kept and reported by validation, with its
+// position.
+type Target struct {
+	Names []string
+	Set   bool
+	err   string
+}
+
+// UnmarshalTOML records the target; it never fails, so that validation can
+// report the error with the field's position.
+func (t *Target) UnmarshalTOML(v any) error {
+	t.Set = true
+	switch x := v.(type) {
+	case string:
+		t.Names = []string{x}
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				t.err = fmt.Sprintf("want node names as strings, got %v", e)
+				return nil
+			}
+			t.Names = append(t.Names, s)
+		}
+		if len(t.Names) == 0 {
+			t.err = "an empty list hits nothing"
+		}
+	default:
+		t.err = fmt.Sprintf("want a node name, a list of them, or a pick such as \"leader\"; got %v", v)
+	}
+	return nil
 }
 
 // Checks configures the checks.
@@ -94,6 +172,10 @@ type Checks struct {
 	// Termination is the bound within which every live node must believe
 	// in a leader after the last disruption (default: the recovery window).
 	Termination Duration `toml:"termination"`
+	// Stabilisation is the bound within which eventual leadership must
+	// hold, counted from the GST when the scenario has a timely fault, else
+	// from the start (default: the check's own).
+	Stabilisation Duration `toml:"stabilisation"`
 }
 
 // Expect is the verdict the scenario expects.
@@ -146,6 +228,14 @@ func (s *Scenario) NodeNames() []string {
 	}
 	return out
 }
+
+// NemesisFaults are the scenario's faults in the nemesis's terms, with
+// their defaults filled in (nil before validation).
+func (s *Scenario) NemesisFaults() []nemesis.Fault { return s.nemesis }
+
+// GST is the global stabilisation time, from the run's zero, when the
+// scenario has a timely fault.
+func (s *Scenario) GST() (time.Duration, bool) { return nemesis.GST(s.nemesis) }
 
 // ChecksumsOn reports whether nodes sum their messages.
 func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }

@@ -2,11 +2,13 @@ package scenario
 
 import (
 	"errors"
-
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"coup/nemesis"
 )
 
 const good = `name = "t"
@@ -173,6 +175,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(good)
 	f.Add("nodes = [")
 	f.Add("[[faults]]\nkind = 1")
+	f.Add(faultBase + "kind = \"partition\"\ngroups = [[\"n1\"], [\"n2\"]]\noneway = true\ndirection = \"in\"\n")
+	f.Add(faultBase + "kind = \"replace\"\ntarget = [\"n5\"]\nwhen = { report = \"participant\", value = \"true\" }\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse("fuzz.toml", src)
 		if err == nil && s.Nodes < 1 {
@@ -183,4 +187,152 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("error %v is not a *scenario.Error", err)
 		}
 	})
+}
+
+// faultBase is a scenario whose one fault starts at line 6.
+const faultBase = `algorithm = "chang-roberts"
+nodes = 5
+duration = "1s"
+
+[[faults]]
+`
+
+// Bad fault specs are reported at the line and field that is wrong.
+func TestBadFaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault string // the fault's keys, from line 6
+		line  int
+		field string
+		msg   string
+	}{
+		{"missing kind", "target = \"n1\"", 5, "faults[0].kind", "missing"},
+		{"unknown kind", "kind = \"explode\"\ntarget = \"n1\"", 6, "faults[0].kind", "unknown fault"},
+		{"target names no node", "kind = \"pause\"\ntarget = \"n6\"", 7, "faults[0].target", "names no node"},
+		{"target list names no node", "kind = \"pause\"\ntarget = [\"n1\", \"x\"]", 7, "faults[0].target", "names no node"},
+		{"target of the wrong type", "kind = \"pause\"\ntarget = 3", 7, "faults[0].target", "want a node name"},
+		{"pick inside a list", "kind = \"pause\"\ntarget = [\"n1\", \"leader\"]", 7, "faults[0].target", "only target"},
+		{"missing target", "kind = \"crash\"\nat = \"1ms\"", 5, "faults[0].target", "missing"},
+		{"negative duration", "kind = \"pause\"\ntarget = \"n1\"\nfor = \"-20ms\"", 8, "faults[0].for", "negative duration"},
+		{"negative every", "kind = \"pause\"\ntarget = \"n1\"\nevery = \"-1s\"", 8, "faults[0].every", "negative duration"},
+		{"probability above 1", "kind = \"loss\"\nprobability = 1.5", 7, "faults[0].probability", "between 0 and 1"},
+		{"one-way partition without a direction", "kind = \"partition\"\nshape = \"isolate\"\ntarget = \"n1\"\noneway = true", 5, "faults[0].direction", "needs a direction"},
+		{"direction of a two-way partition", "kind = \"partition\"\nshape = \"isolate\"\ntarget = \"n1\"\ndirection = \"in\"", 9, "faults[0].direction", "unless oneway"},
+		{"unknown shape", "kind = \"partition\"\nshape = \"star\"", 7, "faults[0].shape", "unknown shape"},
+		{"group names no node", "kind = \"partition\"\ngroups = [[\"n1\"], [\"n2\", \"n9\"]]", 7, "faults[0].groups", "names no node"},
+		{"parameter of another kind", "kind = \"crash\"\ntarget = \"n1\"\nprobability = 0.5", 8, "faults[0].probability", "not a parameter of a crash fault"},
+		{"clock without rate", "kind = \"clock\"\ntarget = \"n1\"", 5, "faults[0].rate", "more than zero"},
+		{"unknown distribution", "kind = \"delay\"\ndelay = \"5ms\"\ndistribution = \"pareto\"", 8, "faults[0].distribution", "unknown distribution"},
+		{"unknown corruption", "kind = \"corrupt\"\nmode = \"scramble\"", 7, "faults[0].mode", "unknown corruption mode"},
+		{"trigger names no node", "kind = \"replace\"\ntarget = \"n5\"\nwhen = { report = \"participant\", node = \"n8\" }", 8, "faults[0].when.node", "names no node"},
+		{"trigger key misspelt", "kind = \"replace\"\ntarget = \"n5\"\nwhen = { reprot = \"participant\" }", 8, "faults[0].when.reprot", "unknown key"},
+		{"overlapping occurrences", "kind = \"pause\"\ntarget = \"one\"\nfor = \"100ms\"\nevery = \"50ms\"", 8, "faults[0].for", "not shorter"},
+		{"second timely", "kind = \"timely\"\ndelta = \"5ms\"\n[[faults]]\nkind = \"timely\"\ndelta = \"5ms\"", 9, "faults[1].kind", "second timely"},
+		{"timely without delta", "kind = \"timely\"\nat = \"100ms\"", 5, "faults[0].delta", "needs delta"},
+		{"start after the run", "kind = \"loss\"\nat = \"2s\"", 7, "faults[0].at", "not within"},
+		{"clock of a foreign node", "kind = \"clock\"\ntarget = \"n1\"\nrate = 2", 6, "faults[0].kind", "built-in nodes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := faultBase + tt.fault + "\n"
+			if strings.Contains(tt.name, "foreign") {
+				src = "command = [\"./mynode\"]\n" + strings.TrimPrefix(src, "algorithm = \"chang-roberts\"\n")
+			}
+			_, err := Parse("bad.toml", src)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want a *scenario.Error", err)
+			}
+			if e.Line != tt.line || e.Field != tt.field || !strings.Contains(e.Msg, tt.msg) {
+				t.Errorf("got %q (line %d, field %q), want line %d, field %q, message with %q", e, e.Line, e.Field, tt.line, tt.field, tt.msg)
+			}
+		})
+	}
+}
+
+// Every fault kind of the documentation's examples loads, and converts with
+// its defaults.
+func TestGoodFaults(t *testing.T) {
+	src := faultBase + `kind = "partition"
+shape = "isolate"
+target = "leader"
+oneway = true
+direction = "out"
+at = "100ms"
+for = "200ms"
+
+[[faults]]
+kind = "loss"
+probability = 0.25
+target = ["n1", "n2"]
+
+[[faults]]
+kind = "timely"
+at = "400ms"
+delta = "5ms"
+target = "n3"
+
+[[faults]]
+kind = "replace"
+target = "n5"
+when = { report = "participant", value = "true" }
+
+[checks]
+stabilisation = "500ms"
+`
+	s, err := Parse("good.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := s.NemesisFaults()
+	if len(fs) != 4 {
+		t.Fatalf("%d faults", len(fs))
+	}
+	if fs[0].Target.Pick != nemesis.Leader || !fs[0].OneWay || fs[0].Direction != nemesis.Out || fs[0].For != 200*time.Millisecond {
+		t.Errorf("partition: %+v", fs[0])
+	}
+	if fs[1].Probability != 0.25 || fs[1].Direction != nemesis.Both || len(fs[1].Target.Nodes) != 2 {
+		t.Errorf("loss: %+v", fs[1])
+	}
+	if gst, ok := s.GST(); !ok || gst != 400*time.Millisecond || fs[2].Direction != nemesis.Out {
+		t.Errorf("GST %v %v, timely %+v", gst, ok, fs[2])
+	}
+	if fs[3].When == nil || fs[3].When.Report != "participant" || fs[3].When.Value != "true" {
+		t.Errorf("trigger: %+v", fs[3].When)
+	}
+	if s.Checks.Stabilisation.D != 500*time.Millisecond {
+		t.Errorf("stabilisation %s", s.Checks.Stabilisation.D)
+	}
+}
+
+// Every fault example of docs/scenarios.md loads, and together they show
+// every fault kind.
+func TestDocumentedFaultsLoad(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "## Faults")
+	if i < 0 {
+		t.Fatal("docs/scenarios.md has no Faults section")
+	}
+	kinds := map[nemesis.Kind]bool{}
+	blocks := strings.Split(doc[i:], "```toml\n")[1:]
+	for _, block := range blocks {
+		block = block[:strings.Index(block, "```")]
+		s, err := Parse("example.toml", "algorithm = \"chang-roberts\"\nnodes = 5\nduration = \"2s\"\n"+block)
+		if err != nil {
+			t.Errorf("%v in\n%s", err, block)
+			continue
+		}
+		for _, f := range s.NemesisFaults() {
+			kinds[f.Kind] = true
+		}
+	}
+	for _, k := range nemesis.Kinds {
+		if !kinds[k] {
+			t.Errorf("no example of a %s fault", k)
+		}
+	}
 }

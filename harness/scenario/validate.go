@@ -3,10 +3,12 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"coup/checks"
+	"coup/nemesis"
 	"coup/nodes"
 	"coup/nodes/algorithms"
 )
@@ -60,10 +62,16 @@ func (s *Scenario) validate() error {
 	if err := s.validateWorkload(); err != nil {
 		return err
 	}
+	s.nemesis = nil
 	for i := range s.Faults {
 		if err := s.validateFault(i); err != nil {
 			return err
 		}
+	}
+	if i, err := nemesis.CheckSet(s.nemesis); err != nil {
+		var fe *nemesis.FieldError
+		errors.As(err, &fe)
+		return s.errorf(fmt.Sprintf("faults[%d].%s", i, fe.Field), "%s", fe.Msg)
 	}
 	if err := s.validateChecks(); err != nil {
 		return err
@@ -172,35 +180,111 @@ func (s *Scenario) validateWorkload() error {
 	return nil
 }
 
-// FaultKinds are the faults a scenario may name.
-var FaultKinds = []string{"crash"}
-
 func (s *Scenario) validateFault(i int) error {
 	f := &s.Faults[i]
 	at := fmt.Sprintf("faults[%d]", i)
-	known := false
-	for _, k := range FaultKinds {
-		known = known || f.Kind == k
-	}
 	if f.Kind == "" {
-		return s.errorf(at+".kind", "missing: say which fault (%s)", strings.Join(FaultKinds, ", "))
+		return s.errorf(at+".kind", "missing: say which fault (%s)", kindNames())
 	}
-	if !known {
-		return s.errorf(at+".kind", "unknown fault %q (known: %s)", f.Kind, strings.Join(FaultKinds, ", "))
+	kind := nemesis.Kind(f.Kind)
+	if !slices.Contains(nemesis.Kinds, kind) {
+		return s.errorf(at+".kind", "unknown fault %q (known: %s)", f.Kind, kindNames())
 	}
-	if f.Target == "" {
-		return s.errorf(at+".target", "missing: name the node the fault hits")
+	if kind == nemesis.Clock && s.Command != nil {
+		return s.errorf(at+".kind", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
 	}
-	if err := s.node(at+".target", f.Target); err != nil {
-		return err
+	for _, d := range []struct {
+		key string
+		d   *Duration
+	}{{"at", &f.At}, {"for", &f.For}, {"every", &f.Every}, {"delay", &f.Delay}, {"jitter", &f.Jitter}, {"delta", &f.Delta}} {
+		if err := s.duration(at+"."+d.key, d.d, 0, false); err != nil {
+			return err
+		}
 	}
-	if err := s.duration(at+".at", &f.At, 0, false); err != nil {
-		return err
+	if f.Target.err != "" {
+		return s.errorf(at+".target", "%s", f.Target.err)
 	}
-	if f.At.D >= s.Duration.D {
-		return s.errorf(at+".at", "%s is not within the run's duration (%s)", f.At.D, s.Duration.D)
+	params := nemesis.Params(kind)
+	for _, key := range f.written() {
+		if !slices.Contains(params, key) {
+			takes := "none"
+			if len(params) > 0 {
+				takes = strings.Join(params, ", ")
+			}
+			return s.errorf(at+"."+key, "not a parameter of a %s fault (its own: %s)", kind, takes)
+		}
 	}
+	nf, err := f.convert()
+	if err != nil {
+		return s.errorf(at+".target", "%v", err)
+	}
+	if err := nf.Check(s.NodeNames(), s.Duration.D); err != nil {
+		var fe *nemesis.FieldError
+		if errors.As(err, &fe) {
+			return s.errorf(at+"."+fe.Field, "%s", fe.Msg)
+		}
+		return s.errorf(at, "%v", err)
+	}
+	s.nemesis = append(s.nemesis, nf)
 	return nil
+}
+
+func kindNames() string {
+	names := make([]string, len(nemesis.Kinds))
+	for i, k := range nemesis.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// written lists the kind-specific keys the fault sets.
+func (f *Fault) written() []string {
+	var out []string
+	add := func(key string, set bool) {
+		if set {
+			out = append(out, key)
+		}
+	}
+	add("probability", f.Probability != nil)
+	add("delay", f.Delay.Set)
+	add("jitter", f.Jitter.Set)
+	add("distribution", f.Distribution != "")
+	add("direction", f.Direction != "")
+	add("shape", f.Shape != "")
+	add("groups", f.Groups != nil)
+	add("oneway", f.OneWay != nil)
+	add("mode", f.Mode != "")
+	add("rate", f.Rate != nil)
+	add("delta", f.Delta.Set)
+	return out
+}
+
+// convert turns the fault as written into the nemesis's terms.
+func (f *Fault) convert() (nemesis.Fault, error) {
+	nf := nemesis.Fault{
+		Kind: nemesis.Kind(f.Kind), At: f.At.D, For: f.For.D, Every: f.Every.D,
+		Random: f.Random != nil && *f.Random, Probability: 1,
+		Delay: f.Delay.D, Jitter: f.Jitter.D, Distribution: nemesis.Distribution(f.Distribution),
+		Direction: nemesis.Direction(f.Direction), Shape: nemesis.Shape(f.Shape), Groups: f.Groups,
+		OneWay: f.OneWay != nil && *f.OneWay, Mode: nemesis.Mode(f.Mode), Delta: f.Delta.D,
+	}
+	if f.Probability != nil {
+		nf.Probability = *f.Probability
+	}
+	if f.Rate != nil {
+		nf.Rate = *f.Rate
+	}
+	if f.When != nil {
+		nf.When = &nemesis.Trigger{Report: f.When.Report, Process: f.When.Process, Value: f.When.Value, Node: f.When.Node}
+	}
+	if f.Target.Set {
+		t, err := nemesis.ParseTarget(f.Target.Names)
+		if err != nil {
+			return nf, err
+		}
+		nf.Target = t
+	}
+	return nf, nil
 }
 
 func (s *Scenario) validateChecks() error {
@@ -214,6 +298,9 @@ func (s *Scenario) validateChecks() error {
 		}
 	}
 	if err := s.duration("checks.termination", &c.Termination, s.Recovery.D, true); err != nil {
+		return err
+	}
+	if err := s.duration("checks.stabilisation", &c.Stabilisation, 0, true); err != nil {
 		return err
 	}
 	if c.Termination.D > s.Recovery.D {

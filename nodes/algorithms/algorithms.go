@@ -7,11 +7,13 @@ import (
 
 	"coup/nodes"
 	"coup/nodes/changroberts"
+	"coup/nodes/flood"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
 	changroberts.Spec,
+	flood.Spec, // the harness's own test traffic
 )
 
 func index(specs ...nodes.Spec) map[string]nodes.Spec {

@@ -1,0 +1,455 @@
+package nemesis
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"coup/harness/history"
+)
+
+// Cluster is what process faults act on. Each driver implements it: the
+// harness with real processes, the simulator with simulated ones.
+type Cluster interface {
+	// Crash kills a node's process (SIGKILL, or its simulated equivalent).
+	Crash(node string) error
+	// Restart starts a fresh process for a node that is down, under the
+	// same id; it does the init handshake and knows nothing of the past.
+	Restart(node string) error
+	// Pause stops a node (SIGSTOP): it neither reads nor writes until
+	// resumed, and stays live.
+	Pause(node string) error
+	// Resume continues a paused node (SIGCONT).
+	Resume(node string) error
+	// ClockRate makes a node's timers run rate times fast (1 is normal).
+	ClockRate(node string, rate float64) error
+}
+
+// Config is what a nemesis needs to know of a run.
+type Config struct {
+	// Nodes are the node ids in ring order.
+	Nodes []string
+	// Faults are the scenario's faults, each already Checked.
+	Faults []Fault
+	// Duration is when the heal comes: nothing starts at or after it.
+	Duration time.Duration
+	// Seed seeds the schedule (one stream per fault) and the fates (one
+	// stream for the net).
+	Seed int64
+	// Latency, Jitter and FIFO are the network's base behaviour.
+	Latency time.Duration
+	Jitter  time.Duration
+	FIFO    bool
+}
+
+// The seeded streams: the net's, and each fault's schedule (the stream's
+// number plus the fault's index).
+const (
+	netStream      = 0x6e6574
+	scheduleStream = 0x7363686564 << 16
+)
+
+// Action is one step of the nemesis: a fault's start or end, on nodes.
+type Action struct {
+	// At is when the action was due (for a triggered fault, the time of the
+	// event that fired it).
+	At    time.Duration
+	Kind  Kind
+	Phase string // history.PhaseStart or history.PhaseEnd
+	// Name says which fault of the scenario and which occurrence:
+	// "faults[2]#1". A start and its end share it.
+	Name string
+	// Nodes are the nodes it acts on (for link faults, whose links).
+	Nodes []string
+	// Detail says what the fault does, for people.
+	Detail string
+	// Skip, when set, says why the action does nothing (its target has no
+	// node to hit); the driver logs it and neither records nor applies it.
+	Skip string
+
+	rate float64
+	rule *rule
+}
+
+func (a Action) String() string {
+	s := fmt.Sprintf("%s %s %s %v", a.Name, a.Kind, a.Phase, a.Nodes)
+	if a.Detail != "" {
+		s += " (" + a.Detail + ")"
+	}
+	if a.Skip != "" {
+		s += ": skipped, " + a.Skip
+	}
+	return s
+}
+
+// Event is the history event that records the action.
+func (a Action) Event() history.Event {
+	return history.Event{Kind: history.KindNemesis, What: string(a.Kind), Phase: a.Phase, Nodes: a.Nodes, Name: a.Name, Detail: a.Detail}
+}
+
+// Nemesis is the fault model of one run: the schedule of every fault, the
+// triggers waiting for the history, the faults in force, its view of the
+// cluster, and the net that decides each message's fate. It is pure and not
+// safe for concurrent use: the driver serialises calls, and passes the time
+// in (times count from the run's zero).
+//
+// Apply is the one exception that a driver with concurrent senders may
+// split: for a process action it only calls the Cluster, touching no state
+// of the nemesis, so it may run without the lock that guards Decide.
+type Nemesis struct {
+	cfg    Config
+	net    *Net
+	view   *view
+	faults []*faultState
+	plan   items
+	seq    uint64
+	active []*instance
+	healed bool
+}
+
+type faultState struct {
+	f     *Fault
+	index int
+	rng   *rand.Rand
+	count int
+	fired bool
+}
+
+// instance is a fault in force: started, not yet ended.
+type instance struct {
+	fs     *faultState
+	name   string
+	nodes  []string
+	detail string
+}
+
+// New builds the nemesis of a run and plans every timed occurrence.
+func New(cfg Config) *Nemesis {
+	n := &Nemesis{
+		cfg:  cfg,
+		net:  NewNet(cfg.Latency, cfg.Jitter, cfg.FIFO, rand.New(rand.NewPCG(uint64(cfg.Seed), netStream))),
+		view: newView(cfg.Nodes),
+	}
+	for i := range cfg.Faults {
+		fs := &faultState{f: &cfg.Faults[i], index: i, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), scheduleStream+uint64(i)))}
+		n.faults = append(n.faults, fs)
+		if fs.f.When != nil {
+			continue
+		}
+		for _, t := range Occurrences(fs.f, cfg.Duration, fs.rng) {
+			n.push(t, fs, nil)
+		}
+	}
+	return n
+}
+
+// Occurrences are the start times of a timed fault before duration, drawn
+// from rng when the gaps are random.
+func Occurrences(f *Fault, duration time.Duration, rng *rand.Rand) []time.Duration {
+	var out []time.Duration
+	for t := f.At; t < duration; {
+		out = append(out, t)
+		if f.Every <= 0 {
+			break
+		}
+		gap := f.Every
+		if f.Random {
+			gap = f.For + time.Duration(rng.Int64N(int64(2*(f.Every-f.For))))
+		}
+		t += gap
+	}
+	return out
+}
+
+// Next is the time of the next planned action; false when there is none.
+func (n *Nemesis) Next() (time.Duration, bool) {
+	if n.healed || len(n.plan) == 0 {
+		return 0, false
+	}
+	return n.plan[0].at, true
+}
+
+// Due returns the planned actions due at or before now, in time order (ends
+// before starts at the same time), with their targets resolved.
+func (n *Nemesis) Due(now time.Duration) []Action {
+	var out []Action
+	for !n.healed && len(n.plan) > 0 && n.plan[0].at <= now {
+		it := heap.Pop(&n.plan).(*item)
+		if it.end != nil {
+			out = append(out, n.end(it.end, it.at))
+		} else {
+			out = append(out, n.start(it.fs, it.at, ""))
+		}
+	}
+	return out
+}
+
+// Observe tells the nemesis of a history event (Relevant ones suffice) and
+// returns the actions of the triggers it fires. Events at or after the
+// duration fire nothing.
+func (n *Nemesis) Observe(e history.Event) []Action {
+	n.view.observe(&e)
+	if n.healed || time.Duration(e.Time) >= n.cfg.Duration {
+		return nil
+	}
+	var out []Action
+	for _, fs := range n.faults {
+		w := fs.f.When
+		if w == nil || fs.fired || time.Duration(e.Time) < fs.f.At || !w.Match(&e) {
+			continue
+		}
+		fs.fired = true
+		out = append(out, n.start(fs, time.Duration(e.Time), fmt.Sprintf("on %s (event %d)", w, e.Index)))
+	}
+	return out
+}
+
+// Relevant reports whether the nemesis needs to observe e: process events
+// and reports. A driver may filter the rest out.
+func Relevant(e *history.Event) bool {
+	return e.Kind == history.KindProcess || e.Kind == history.KindReport
+}
+
+// Match reports whether e fires the trigger.
+func (t *Trigger) Match(e *history.Event) bool {
+	switch {
+	case t.Report != "":
+		if e.Kind != history.KindReport || e.What != t.Report || (t.Value != "" && e.Value != t.Value) {
+			return false
+		}
+	case t.Process != "":
+		if e.Kind != history.KindProcess || e.What != t.Process {
+			return false
+		}
+	default:
+		return false
+	}
+	return t.Node == "" || e.Node == t.Node
+}
+
+// Heal ends every fault in force, in the order they started, and stops
+// the schedule and the triggers. Crashes without a duration are not undone
+// (the node stays down), nor is a timely fault (its links stay timely).
+func (n *Nemesis) Heal(now time.Duration) []Action {
+	var out []Action
+	for len(n.active) > 0 {
+		out = append(out, n.end(n.active[0], now))
+	}
+	n.healed = true
+	n.plan = nil
+	return out
+}
+
+// Decide returns the fate of a message sent at now (see Net.Decide).
+func (n *Nemesis) Decide(m Msg, now time.Duration) Fate { return n.net.Decide(m, now) }
+
+// Apply carries out an action: a process action on the cluster, a link
+// action on the net. A skipped action does nothing.
+func (n *Nemesis) Apply(a Action, c Cluster) error {
+	if a.Skip != "" {
+		return nil
+	}
+	if !a.Kind.OnProcess() {
+		if a.Phase == history.PhaseStart {
+			if a.rule != nil {
+				n.net.add(a.rule)
+			}
+		} else {
+			n.net.remove(a.Name)
+		}
+		return nil
+	}
+	var errs []error
+	each := func(op string, fn func(string) error) {
+		for _, node := range a.Nodes {
+			if err := fn(node); err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: %w", op, node, err))
+			}
+		}
+	}
+	start := a.Phase == history.PhaseStart
+	switch {
+	case a.Kind == Crash && start:
+		each("crash", c.Crash)
+	case a.Kind == Crash, a.Kind == Restart:
+		each("restart", c.Restart)
+	case a.Kind == Replace:
+		each("replace", func(node string) error {
+			if err := c.Crash(node); err != nil {
+				return err
+			}
+			return c.Restart(node)
+		})
+	case a.Kind == Pause && start:
+		each("pause", c.Pause)
+	case a.Kind == Pause, a.Kind == Resume:
+		each("resume", c.Resume)
+	case a.Kind == Clock:
+		rate := a.rate
+		if !start {
+			rate = 1
+		}
+		each("clock rate", func(node string) error { return c.ClockRate(node, rate) })
+	}
+	return errors.Join(errs...)
+}
+
+// lasts reports whether an occurrence of f stays in force until it ends.
+func lasts(f *Fault) bool {
+	switch f.Kind {
+	case Restart, Replace, Resume, Timely:
+		return false
+	case Crash:
+		return f.For > 0
+	}
+	return true
+}
+
+// start begins an occurrence of a fault at at.
+func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
+	f := fs.f
+	fs.count++
+	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseStart, Name: fmt.Sprintf("faults[%d]#%d", fs.index, fs.count)}
+	var nodes []string
+	if f.Kind != Partition || slices.Contains([]Shape{Isolate, Bridge, RingCut}, f.Shape) {
+		var skip string
+		nodes, skip = n.view.resolve(f.Target, f.Kind, fs.rng)
+		if skip != "" {
+			a.Skip = skip
+			return a
+		}
+		if f.Shape == Bridge {
+			nodes = nodes[:1]
+		}
+	}
+	a.Nodes = nodes
+	a.Detail = describe(f)
+	switch f.Kind {
+	case Clock:
+		a.rate = f.Rate
+	case Partition:
+		l := cuts(f, n.cfg.Nodes, nodes, fs.rng)
+		a.rule = &rule{name: a.Name, kind: Partition, cut: l.cut}
+		a.Detail = l.describe
+	case Loss, Duplicate, Corrupt, Delay, Joker, Timely:
+		dir := f.Direction
+		if f.Kind == Joker {
+			dir = Out
+		}
+		a.rule = &rule{name: a.Name, kind: f.Kind, links: newSelector(nodes, dir), p: f.Probability,
+			delay: f.Delay, scale: f.Jitter, dist: f.Distribution, mode: f.Mode, delta: f.Delta}
+	}
+	if f.For > 0 {
+		a.Detail = joinDetail(a.Detail, "for "+f.For.String())
+	}
+	a.Detail = joinDetail(a.Detail, why)
+	if lasts(f) {
+		in := &instance{fs: fs, name: a.Name, nodes: nodes, detail: a.Detail}
+		n.active = append(n.active, in)
+		if f.For > 0 && at+f.For < n.cfg.Duration {
+			n.push(at+f.For, fs, in)
+		}
+	}
+	if f.Kind.OnProcess() {
+		n.view.act(&a)
+	}
+	return a
+}
+
+// end ends an occurrence in force.
+func (n *Nemesis) end(in *instance, at time.Duration) Action {
+	n.active = slices.DeleteFunc(n.active, func(x *instance) bool { return x == in })
+	f := in.fs.f
+	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseEnd, Name: in.name, Nodes: in.nodes, Detail: in.detail}
+	var want procState
+	switch f.Kind {
+	case Pause:
+		want = paused
+	case Crash:
+		want = down
+	default:
+		return a
+	}
+	// Undo only what is still so: a node resumed or restarted by another
+	// fault meanwhile is left alone.
+	var still []string
+	for _, node := range in.nodes {
+		if n.view.state[node] == want {
+			still = append(still, node)
+		}
+	}
+	a.Nodes = still
+	if len(still) == 0 {
+		a.Skip = fmt.Sprintf("nothing to undo: %v no longer %s", in.nodes, want)
+		return a
+	}
+	n.view.act(&a)
+	return a
+}
+
+func describe(f *Fault) string {
+	switch f.Kind {
+	case Clock:
+		return fmt.Sprintf("rate %g", f.Rate)
+	case Loss, Duplicate:
+		return fmt.Sprintf("p=%g %s", f.Probability, f.Direction)
+	case Corrupt:
+		return fmt.Sprintf("%s p=%g %s", f.Mode, f.Probability, f.Direction)
+	case Delay:
+		return fmt.Sprintf("delay %s jitter %s %s %s", f.Delay, f.Jitter, f.Distribution, f.Direction)
+	case Joker:
+		return "payload altered, sums redone"
+	case Timely:
+		return fmt.Sprintf("GST: links %s timely within %s", f.Direction, f.Delta)
+	}
+	return ""
+}
+
+func joinDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return strings.Join([]string{a, b}, "; ")
+}
+
+// item is a planned action: a start (end nil) or the end of an instance.
+type item struct {
+	at  time.Duration
+	seq uint64
+	fs  *faultState
+	end *instance
+}
+
+func (n *Nemesis) push(at time.Duration, fs *faultState, end *instance) {
+	n.seq++
+	heap.Push(&n.plan, &item{at: at, seq: n.seq, fs: fs, end: end})
+}
+
+type items []*item
+
+func (h items) Len() int { return len(h) }
+func (h items) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if (a.end != nil) != (b.end != nil) {
+		return a.end != nil // ends first
+	}
+	return a.seq < b.seq
+}
+func (h items) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *items) Push(x any)   { *h = append(*h, x.(*item)) }
+func (h *items) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}

@@ -1,0 +1,354 @@
+package nemesis
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func seeded(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+
+// netWith is a net of base latency 1ms with the given rules in force.
+func netWith(seed uint64, rules ...*rule) *Net {
+	n := NewNet(time.Millisecond, 0, true, seeded(seed))
+	for _, r := range rules {
+		n.add(r)
+	}
+	return n
+}
+
+func links(nodes ...string) selector { return newSelector(nodes, Both) }
+
+var body = []byte(`{"type":"ping","seq":7,"payload":"n1#7","ok":true,"ids":[1,2,3],"meta":{"hops":2,"via":"n3"}}`)
+
+func msg(from, to string) Msg { return Msg{Link: Link{from, to}, Type: "ping", Body: body} }
+
+// With a loss probability p, the share of messages dropped over many is
+// within four standard deviations of p.
+func TestLossRate(t *testing.T) {
+	for _, p := range []float64{0, 0.05, 0.3, 0.5, 0.9, 1} {
+		n := netWith(uint64(p*100), &rule{name: "l", kind: Loss, links: links("n1"), p: p})
+		const total = 20000
+		dropped := 0
+		for i := 0; i < total; i++ {
+			if f := n.Decide(msg("n1", "n2"), time.Duration(i)); f.Drop {
+				if f.Reason != DropLoss {
+					t.Fatalf("dropped for %q, want loss", f.Reason)
+				}
+				dropped++
+			}
+		}
+		got := float64(dropped) / total
+		sigma := math.Sqrt(p * (1 - p) / total)
+		if math.Abs(got-p) > 4*sigma+1e-9 {
+			t.Errorf("p=%g: observed loss %.4f, outside %g ± %.4f", p, got, p, 4*sigma)
+		}
+	}
+}
+
+// A loss fault covers only the links of its nodes, in its direction.
+func TestLinkSelection(t *testing.T) {
+	tests := []struct {
+		dir  Direction
+		link Link
+		want bool
+	}{
+		{Both, Link{"n1", "n2"}, true},
+		{Both, Link{"n2", "n1"}, true},
+		{Both, Link{"n2", "n3"}, false},
+		{Out, Link{"n1", "n2"}, true},
+		{Out, Link{"n2", "n1"}, false},
+		{In, Link{"n2", "n1"}, true},
+		{In, Link{"n1", "n2"}, false},
+	}
+	for _, tt := range tests {
+		n := netWith(1, &rule{name: "l", kind: Loss, links: newSelector([]string{"n1"}, tt.dir), p: 1})
+		if got := n.Decide(Msg{Link: tt.link, Body: body}, 0).Drop; got != tt.want {
+			t.Errorf("loss on n1 %s: %v dropped = %v, want %v", tt.dir, tt.link, got, tt.want)
+		}
+	}
+}
+
+func TestPartitionDropsCutLinksOnly(t *testing.T) {
+	ring := []string{"n1", "n2", "n3"}
+	f := &Fault{Kind: Partition, Shape: Isolate}
+	l := cuts(f, ring, []string{"n1"}, seeded(1))
+	n := netWith(1, &rule{name: "p", kind: Partition, cut: l.cut})
+	for _, a := range ring {
+		for _, b := range ring {
+			if a == b {
+				continue
+			}
+			fate := n.Decide(msg(a, b), 0)
+			want := a == "n1" || b == "n1"
+			if fate.Drop != want || (want && fate.Reason != DropPartition) {
+				t.Errorf("%s->%s: fate %+v, want dropped %v", a, b, fate, want)
+			}
+		}
+	}
+}
+
+func TestDelayDistributions(t *testing.T) {
+	const ms = float64(time.Millisecond)
+	tests := []struct {
+		dist         Distribution
+		delay, scale time.Duration
+		mean         float64 // expected mean extra delay, in ms
+	}{
+		{Uniform, 10 * time.Millisecond, 4 * time.Millisecond, 12},
+		{Normal, 20 * time.Millisecond, 2 * time.Millisecond, 20},
+		{Exponential, 5 * time.Millisecond, 3 * time.Millisecond, 8},
+		{Uniform, 0, 10 * time.Millisecond, 5},
+	}
+	for _, tt := range tests {
+		r := &rule{name: "d", kind: Delay, links: links("n1"), delay: tt.delay, scale: tt.scale, dist: tt.dist}
+		n := NewNet(0, 0, false, seeded(3))
+		n.add(r)
+		const total = 20000
+		sum, lo := 0.0, math.Inf(1)
+		for i := 0; i < total; i++ {
+			d := float64(n.Decide(msg("n1", "n2"), 0).Copies[0].Delay)
+			sum += d
+			lo = math.Min(lo, d)
+		}
+		mean := sum / total / ms
+		if math.Abs(mean-tt.mean) > 0.05*tt.mean {
+			t.Errorf("%s delay %s scale %s: mean %.3fms, want about %.3fms", tt.dist, tt.delay, tt.scale, mean, tt.mean)
+		}
+		if lo < 0 {
+			t.Errorf("%s: a negative delay %v", tt.dist, lo)
+		}
+		if tt.dist == Uniform && lo < float64(tt.delay) {
+			t.Errorf("uniform: a delay %v below the fixed part %s", lo, tt.delay)
+		}
+	}
+}
+
+// A FIFO link keeps its order, even with base jitter; a delay fault makes
+// it reorder.
+func TestDelayReorders(t *testing.T) {
+	order := func(n *Net) (inversions int) {
+		last := time.Duration(-1)
+		for i := 0; i < 500; i++ {
+			now := time.Duration(i) * 100 * time.Microsecond
+			at := now + n.Decide(msg("n1", "n2"), now).Copies[0].Delay
+			if at < last {
+				inversions++
+			}
+			last = max(last, at)
+		}
+		return inversions
+	}
+	fifo := NewNet(time.Millisecond, 5*time.Millisecond, true, seeded(4))
+	if got := order(fifo); got != 0 {
+		t.Errorf("a FIFO link with jitter delivered %d messages out of order", got)
+	}
+	delayed := NewNet(time.Millisecond, 0, true, seeded(4))
+	delayed.add(&rule{name: "d", kind: Delay, links: links("n1"), scale: 5 * time.Millisecond, dist: Uniform})
+	if got := order(delayed); got == 0 {
+		t.Error("a link under a delay fault never reordered")
+	}
+}
+
+func TestDuplicate(t *testing.T) {
+	n := netWith(5, &rule{name: "d", kind: Duplicate, links: links("n1"), p: 1})
+	f := n.Decide(msg("n1", "n2"), 0)
+	if len(f.Copies) != 2 || f.Copies[0].Duplicate || !f.Copies[1].Duplicate {
+		t.Fatalf("copies %+v, want the message and one duplicate", f.Copies)
+	}
+	if f := n.Decide(msg("n2", "n3"), 0); len(f.Copies) != 1 {
+		t.Errorf("a link the fault does not cover got %d copies", len(f.Copies))
+	}
+	two := netWith(5, &rule{name: "a", kind: Duplicate, links: links("n1"), p: 1}, &rule{name: "b", kind: Duplicate, links: links("n1"), p: 1})
+	if f := two.Decide(msg("n1", "n2"), 0); len(f.Copies) != 3 {
+		t.Errorf("two duplicate faults gave %d copies, want 3", len(f.Copies))
+	}
+}
+
+// A bit flip changes exactly one bit and never makes a newline, even in a
+// body made of bytes one flip away from it.
+func TestFlipBit(t *testing.T) {
+	rng := seeded(6)
+	near := bytes.Repeat([]byte{0x0B, 0x08, 0x0E, 0x02, '*', 'J'}, 4)
+	for i := 0; i < 5000; i++ {
+		src := body
+		if i%2 == 1 {
+			src = near
+		}
+		out := FlipBit(src, rng)
+		if bytes.IndexByte(out, '\n') >= 0 {
+			t.Fatalf("a flip made a newline: %q", out)
+		}
+		bits := 0
+		for j := range out {
+			x := out[j] ^ src[j]
+			for ; x != 0; x &= x - 1 {
+				bits++
+			}
+		}
+		if bits != 1 {
+			t.Fatalf("%d bits differ, want 1: %q -> %q", bits, src, out)
+		}
+	}
+}
+
+// A field mutation keeps the JSON valid, the type and the keys, and changes
+// exactly one value.
+func TestMutateField(t *testing.T) {
+	rng := seeded(7)
+	var orig map[string]any
+	if err := json.Unmarshal(body, &orig); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000; i++ {
+		out, ok := MutateField(body, rng)
+		if !ok {
+			t.Fatal("no field mutated")
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("invalid JSON after mutation: %s: %v", out, err)
+		}
+		if got["type"] != "ping" {
+			t.Fatalf("the type changed: %s", out)
+		}
+		changed := 0
+		for k := range orig {
+			if _, ok := got[k]; !ok {
+				t.Fatalf("key %s lost: %s", k, out)
+			}
+			if !reflect.DeepEqual(got[k], orig[k]) {
+				changed++
+				if reflect.TypeOf(got[k]) != reflect.TypeOf(orig[k]) {
+					t.Fatalf("%s changed kind: %s", k, out)
+				}
+			}
+		}
+		if changed != 1 {
+			t.Fatalf("%d fields changed, want 1: %s", changed, out)
+		}
+	}
+	for _, b := range []string{`{"type":"x"}`, `{"type":"x","n":null}`, `[1,2]`, `not json`} {
+		if out, ok := MutateField([]byte(b), rng); ok {
+			t.Errorf("mutated %s into %s; want no mutation", b, out)
+		}
+	}
+}
+
+func TestAlterField(t *testing.T) {
+	rng := seeded(8)
+	out, ok := AlterField(body, "payload", rng)
+	if !ok {
+		t.Fatal("payload not altered")
+	}
+	var a, b map[string]any
+	json.Unmarshal(body, &a)
+	if err := json.Unmarshal(out, &b); err != nil {
+		t.Fatalf("invalid JSON: %s", out)
+	}
+	if a["payload"] == b["payload"] {
+		t.Errorf("payload unchanged: %s", out)
+	}
+	delete(a, "payload")
+	delete(b, "payload")
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("other fields changed: %s", out)
+	}
+	if _, ok := AlterField([]byte(`{"type":"x"}`), "payload", rng); ok {
+		t.Error("altered a body without a payload")
+	}
+}
+
+func TestCorruptAndJoker(t *testing.T) {
+	tests := []struct {
+		name      string
+		rules     []*rule
+		link      Link
+		want      string
+		wantResum bool
+	}{
+		{"bitflip", []*rule{{name: "c", kind: Corrupt, links: links("n1"), p: 1, mode: BitFlip}}, Link{"n1", "n2"}, "bitflip", false},
+		{"mutate", []*rule{{name: "c", kind: Corrupt, links: links("n1"), p: 1, mode: Mutate}}, Link{"n1", "n2"}, "mutate", false},
+		{"joker", []*rule{{name: "j", kind: Joker, links: newSelector([]string{"n1"}, Out)}}, Link{"n1", "n2"}, "joker", true},
+		{"joker receives unaltered", []*rule{{name: "j", kind: Joker, links: newSelector([]string{"n1"}, Out)}}, Link{"n2", "n1"}, "", false},
+		{"joker then the wire", []*rule{
+			{name: "j", kind: Joker, links: newSelector([]string{"n1"}, Out)},
+			{name: "c", kind: Corrupt, links: links("n1"), p: 1, mode: BitFlip},
+		}, Link{"n1", "n2"}, "joker+bitflip", false},
+		{"probability 0", []*rule{{name: "c", kind: Corrupt, links: links("n1"), p: 0, mode: BitFlip}}, Link{"n1", "n2"}, "", false},
+	}
+	for _, tt := range tests {
+		n := netWith(9, tt.rules...)
+		c := n.Decide(Msg{Link: tt.link, Body: body}, 0).Copies[0]
+		if c.Corrupt != tt.want || c.Resum != tt.wantResum {
+			t.Errorf("%s: corrupt %q resum %v, want %q %v", tt.name, c.Corrupt, c.Resum, tt.want, tt.wantResum)
+		}
+		if (c.Body != nil) != (tt.want != "") || (c.Body != nil && bytes.Equal(c.Body, body)) {
+			t.Errorf("%s: body %q", tt.name, c.Body)
+		}
+	}
+}
+
+// After GST a timely link delivers everything within delta, whatever the
+// loss; the links it does not cover stay lossy.
+func TestTimelyLinks(t *testing.T) {
+	n := NewNet(2*time.Millisecond, 20*time.Millisecond, true, seeded(10))
+	n.add(&rule{name: "l", kind: Loss, links: links("n1", "n2", "n3"), p: 0.9})
+	n.add(&rule{name: "d", kind: Delay, links: links("n1", "n2", "n3"), delay: 50 * time.Millisecond, dist: Uniform})
+	n.add(&rule{name: "t", kind: Timely, links: newSelector([]string{"n1"}, Out), delta: 5 * time.Millisecond})
+	lost := 0
+	for i := 0; i < 1000; i++ {
+		now := time.Duration(i) * time.Millisecond
+		f := n.Decide(msg("n1", "n2"), now)
+		if f.Drop || f.Copies[0].Delay > 5*time.Millisecond {
+			t.Fatalf("a message on a timely link: %+v", f)
+		}
+		if n.Decide(msg("n2", "n1"), now).Drop {
+			lost++
+		}
+	}
+	if lost < 850 {
+		t.Errorf("the link into the source lost %d of 1000, want about 900", lost)
+	}
+}
+
+// The same seed and the same messages give the same fates.
+func TestFatesAreDeterministic(t *testing.T) {
+	mk := func(seed uint64) []Fate {
+		n := NewNet(time.Millisecond, 3*time.Millisecond, true, seeded(seed))
+		n.add(&rule{name: "l", kind: Loss, links: links("n1"), p: 0.3})
+		n.add(&rule{name: "d", kind: Duplicate, links: links("n2"), p: 0.3})
+		n.add(&rule{name: "c", kind: Corrupt, links: links("n3"), p: 0.3, mode: Mutate})
+		n.add(&rule{name: "x", kind: Delay, links: links("n3"), scale: time.Millisecond, dist: Exponential})
+		var out []Fate
+		nodes := []string{"n1", "n2", "n3"}
+		for i := 0; i < 300; i++ {
+			out = append(out, n.Decide(msg(nodes[i%3], nodes[(i+1)%3]), time.Duration(i)*time.Millisecond))
+		}
+		return out
+	}
+	if a, b := mk(11), mk(11); !reflect.DeepEqual(a, b) {
+		t.Error("the same seed gave different fates")
+	}
+	if a, b := mk(11), mk(12); reflect.DeepEqual(a, b) {
+		t.Error("different seeds gave the same fates")
+	}
+}
+
+func FuzzMutateField(f *testing.F) {
+	f.Add([]byte(body), uint64(1))
+	f.Add([]byte(`{"type":"x","a":[{"b":"\u00e9"}],"c":-1.5e300}`), uint64(2))
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
+		out, ok := MutateField(b, seeded(seed))
+		if ok && json.Valid(b) && !json.Valid(out) {
+			t.Errorf("valid input %q mutated into invalid JSON %q", b, out)
+		}
+		if ok && bytes.Equal(out, b) {
+			t.Errorf("mutation left %q unchanged", b)
+		}
+	})
+}
