@@ -7,11 +7,15 @@ import (
 
 	"coup/nodes"
 	"coup/nodes/changroberts"
+	"coup/nodes/ricartagrawala"
+	"coup/nodes/tokenring"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
 	changroberts.Spec,
+	ricartagrawala.Spec,
+	tokenring.Spec,
 )
 
 func index(specs ...nodes.Spec) map[string]nodes.Spec {
