@@ -7,6 +7,7 @@ import (
 
 	"coup/checks"
 	"coup/harness/history"
+	"coup/nodes/algorithms"
 )
 
 // Exit codes of `coup run` and `coup check` (the interface contract).
@@ -78,7 +79,11 @@ func Evaluate(h *history.History) (*Results, error) {
 	m := &h.Meta
 	names := m.Checks
 	if len(names) == 0 {
-		names = checks.ElectionDefaults
+		kind := ""
+		if spec, ok := algorithms.Lookup(m.Algorithm); ok {
+			kind = spec.Kind
+		}
+		names = checks.Defaults(kind)
 	}
 	list, valid, err := checks.Run(h, names)
 	if err != nil {
