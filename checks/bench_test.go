@@ -166,13 +166,13 @@ var (
 // of 10⁴, 10⁵ and 10⁶ events and reports events per second.
 func BenchmarkChecks(b *testing.B) {
 	var all []string
-	for _, c := range All() {
+	for _, c := range electionChecks() {
 		all = append(all, c.Name)
 	}
 	for _, n := range []int{1e4, 1e5, 1e6} {
 		h := benchHistory(n)
 		events := float64(len(h.Events))
-		for _, c := range All() {
+		for _, c := range electionChecks() {
 			b.Run(fmt.Sprintf("%s/%d", c.Name, n), func(b *testing.B) {
 				for b.Loop() {
 					c.Run(h)
@@ -196,7 +196,7 @@ func BenchmarkChecks(b *testing.B) {
 func TestBenchHistory(t *testing.T) {
 	h := benchHistory(1e4)
 	var all []string
-	for _, c := range All() {
+	for _, c := range electionChecks() {
 		all = append(all, c.Name)
 	}
 	rs, _, err := Run(h, all)

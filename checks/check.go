@@ -21,6 +21,16 @@ type Check struct {
 // names none.
 var ElectionDefaults = []string{"two-leaders", "agreement", "validity", "termination"}
 
+// Defaults returns a copy of the checks a scenario runs when it names
+// none, by the kind of problem its algorithm solves: "mutex" (mutual
+// exclusion) or anything else (leader election).
+func Defaults(kind string) []string {
+	if kind == "mutex" {
+		return append([]string(nil), MutexDefaults...)
+	}
+	return append([]string(nil), ElectionDefaults...)
+}
+
 // registry holds every check, in the order All returns them.
 var registry = []Check{
 	newCheck("two-leaders", "At no instant do two live nodes each believe they are the leader.", twoLeaders),
@@ -30,6 +40,11 @@ var registry = []Check{
 	newCheck("eventual-leadership", "Within the stabilisation bound after GST (or the start), every correct node comes to trust the same correct node and keeps trusting it until the end of the run.", eventualLeadership),
 	newCheck("complexity", "No election costs more messages than the algorithm's bound for one election.", complexity),
 	newCheck("integrity", "Every message the nemesis corrupted was rejected by its receiver or never delivered.", integrity),
+	newCheck("mutex-linearizable", "The clients' acquire and release operations are linearizable against a lock (porcupine); a timed-out operation may or may not have taken effect.", mutexLinearizable),
+	newCheck("mutex-cs", "At no instant are two live nodes in the critical section, by their own reports.", mutexCS),
+	newCheck("mutex-progress", "Every acquire invoked at a live node after the last nemesis event is granted within the progress bound.", mutexProgress),
+	newCheck("mutex-fairness", "How often a later request for the critical section was granted before an earlier one (a figure).", mutexFairness),
+	newCheck("mutex-measures", "Messages per entry into the critical section, client delay and synchronisation delay (figures).", mutexMeasures),
 }
 
 // All returns every check, in a fixed order.

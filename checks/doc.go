@@ -57,6 +57,39 @@
 // The end of the run is the first stop event (the harness's shutdown), or
 // the last event of a killed history; see finalWorld.
 //
+// The mutual-exclusion checks (MutexDefaults) read the clients' acquire and
+// release operations and the nodes' cs reports. An operation acts for an
+// owner, its invocation's value (or its process when the value is empty),
+// so that a client that went on under a new process after a timeout can
+// release what its old process was granted.
+//
+//   - mutex-linearizable (EM1): the operations are linearizable against a
+//     lock (acquire succeeds only when it is free, release only by its
+//     holder), checked by porcupine. Failed operations did not happen and
+//     are left out. An operation that timed out (info), or that the history
+//     ended before it returned, may or may not have taken effect, at any
+//     time after its invocation: the model is nondeterministic. Timed-out
+//     operations that could not change the verdict are left out (see
+//     relevant in mutexlin.go), because each one left open doubles the
+//     search. A violation names the operation no order fits and comes with
+//     porcupine's visualisation as a File. Porcupine runs on its own
+//     goroutines, with a time budget (LinearizabilityBudget); past it the
+//     verdict is unknown.
+//   - mutex-cs (EM1): at no instant are two live nodes in the critical
+//     section by their own reports. A stay lasts from an enter report to
+//     the node's exit report, or until the node stops being live; a paused
+//     node stays inside.
+//   - mutex-progress (EM2): every acquire invoked after the last nemesis
+//     event at a node that was live and not paused is granted (ok) within
+//     Meta.Progress (one second if zero), when the history goes on that
+//     long after it (until the first stop event); unknown when no acquire
+//     can be judged.
+//   - mutex-fairness (EM3): among the granted acquires, how many pairs were
+//     granted in the opposite order to their requests, out of the pairs
+//     that waited together. A figure: true, or unknown without grants.
+//   - mutex-measures: the course material's measures (messages per entry,
+//     client delay, synchronisation delay), as figures. Always true.
+//
 // Agreement and validity judge a killed history (no end event) at its last
 // event, and say so. Figures whose value is a time carry the unit in their
 // name ("deadline_ns").

@@ -20,6 +20,16 @@ type Result struct {
 	Evidence []history.Event `json:"evidence,omitempty"`
 	// Figures are optional numbers, such as counts, keyed by snake_case names.
 	Figures map[string]any `json:"figures,omitempty"`
+	// Files are documents the check made for people, such as a
+	// visualisation of the evidence. The harness writes each into the
+	// run's folder under its name; results.json lists the names.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is a document a check made: a base name and its content.
+type File struct {
+	Name string `json:"name"`
+	Data []byte `json:"-"`
 }
 
 // Interval is a span of history time, in nanoseconds since the run began.

@@ -11,15 +11,14 @@ import (
 	"coup/workloads"
 )
 
-// DefaultOpTimeout is how long a client waits for an answer before it
-// records the operation as info (indeterminate).
-const DefaultOpTimeout = time.Second
-
 // clients drives the workload against real nodes (workloads.Clients). All
 // workload callbacks run under mu.
 type clients struct {
-	r       *run
-	w       workloads.Workload
+	r *run
+	w workloads.Workload
+	// timeout is how long a client waits for an answer before it records
+	// the operation as info (indeterminate): the scenario's
+	// workload.timeout.
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -116,7 +115,7 @@ func (c *clients) complete(id int, typ, value string) {
 	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
 	c.r.router.count("ops." + typ)
 	if !c.stopped {
-		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value})
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, At: time.Since(c.r.zero)})
 	}
 }
 

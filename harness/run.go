@@ -104,7 +104,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	r.watch = newWatcher()
 	r.rec.Subscribe(r.watch.push)
 	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
-	r.clients = &clients{r: r, w: newWorkload(sc), timeout: DefaultOpTimeout, pending: map[int]*pendingOp{}}
+	w, timeout := newWorkload(sc)
+	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}}
 
 	runErr := r.execute(ctx)
 	r.shutdown()
@@ -133,6 +134,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 		return res, dir, err
 	}
 	r.writeReport(res, h)
+	if err := writeCheckFiles(dir, res); err != nil {
+		return res, dir, err
+	}
 	if err := linkLatest(dir); err != nil {
 		return res, dir, err
 	}
@@ -258,7 +262,7 @@ func meta(sc *scenario.Scenario) *history.Meta {
 	m := &history.Meta{
 		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
-		Termination: int64(sc.Checks.Termination.D), Checks: sc.Checks.Run, Params: sc.Params,
+		Termination: int64(sc.Checks.Termination.D), Progress: int64(sc.Checks.Progress.D), Checks: sc.Checks.Run, Params: sc.Params,
 		Checksums:     sc.ChecksumsOn(),
 		Stabilisation: int64(sc.Checks.Stabilisation.D),
 		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
@@ -279,12 +283,21 @@ func meta(sc *scenario.Scenario) *history.Meta {
 	return m
 }
 
-func newWorkload(sc *scenario.Scenario) workloads.Workload {
-	switch sc.Workload.Kind {
-	case "election":
-		return &workloads.Election{Initiators: sc.Workload.Initiators, At: sc.Workload.At.D}
+// newWorkload returns the scenario's workload and how long its clients
+// wait for an answer.
+func newWorkload(sc *scenario.Scenario) (workloads.Workload, time.Duration) {
+	w, timeout := &sc.Workload, sc.Workload.Timeout.D
+	if timeout <= 0 {
+		timeout = scenario.DefaultOpTimeout
 	}
-	return workloads.None{}
+	switch w.Kind {
+	case "election":
+		return &workloads.Election{Initiators: w.Initiators, At: w.At.D}, timeout
+	case "mutex":
+		return &workloads.Mutex{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate, Hold: w.Hold.D,
+			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
+	}
+	return workloads.None{}, timeout
 }
 
 func newRunID() string {

@@ -57,3 +57,17 @@ func linkLatest(dir string) error {
 	}
 	return nil
 }
+
+// writeCheckFiles writes the documents the checks made (such as porcupine's
+// visualisation) into the run's folder, each under its base name.
+func writeCheckFiles(dir string, res *Results) error {
+	for _, name := range res.Order {
+		for _, f := range res.Checks[name].Files {
+			base := unsafeName.ReplaceAllString(filepath.Base(f.Name), "_")
+			if err := os.WriteFile(filepath.Join(dir, base), f.Data, 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", base, err)
+			}
+		}
+	}
+	return nil
+}

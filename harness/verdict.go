@@ -7,6 +7,7 @@ import (
 
 	"coup/checks"
 	"coup/harness/history"
+	"coup/nodes/algorithms"
 )
 
 // Exit codes of `coup run` and `coup check` (the interface contract).
@@ -100,7 +101,11 @@ func Evaluate(h *history.History) (*Results, error) {
 	m := &h.Meta
 	names := m.Checks
 	if len(names) == 0 {
-		names = checks.ElectionDefaults
+		kind := ""
+		if spec, ok := algorithms.Lookup(m.Algorithm); ok {
+			kind = spec.Kind
+		}
+		names = checks.Defaults(kind)
 	}
 	list, valid, err := checks.Run(h, names)
 	if err != nil {
@@ -282,9 +287,13 @@ func joinCounts(c map[string]int64) string {
 func (r *Results) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", r.Scenario, r.Valid, r.Outcome, r.ExitCode)
+	width := 0
+	for _, name := range r.Order {
+		width = max(width, len(name))
+	}
 	for _, name := range r.Order {
 		c := r.Checks[name]
-		fmt.Fprintf(&b, "  %-19s %-7s %s\n", name, c.Valid, c.Explanation)
+		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, name, c.Valid, c.Explanation)
 	}
 	types := make([]string, 0, len(r.Stats.Messages.ByType))
 	for t := range r.Stats.Messages.ByType {

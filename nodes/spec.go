@@ -8,6 +8,10 @@ type Spec struct {
 	Summary string
 	// Topology is "ring", "bidirectional ring" or "complete".
 	Topology string
+	// Kind is the problem the algorithm solves: KindElection or KindMutex.
+	// It picks a scenario's default workload and checks; "" counts as an
+	// election.
+	Kind string
 	// Elects is "max" when the algorithm elects the highest election id,
 	// "min" when the smallest, "" when it elects no leader (mutual
 	// exclusion) or any leader is valid.
@@ -23,3 +27,16 @@ type Spec struct {
 	// so that unknown parameters are rejected.
 	New func(p *Params) (Machine, error)
 }
+
+// The kinds of algorithm.
+const (
+	// KindElection algorithms elect a leader: nodes report whom they trust
+	// and clients ask them to "elect".
+	KindElection = "election"
+	// KindMutex algorithms grant a critical section: clients "acquire" and
+	// "release", and nodes report entering and leaving it.
+	KindMutex = "mutex"
+)
+
+// IsMutex reports whether the algorithm grants mutual exclusion.
+func (s Spec) IsMutex() bool { return s.Kind == KindMutex }

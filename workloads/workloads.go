@@ -1,5 +1,5 @@
-// Package workloads generates client operations: election triggers now,
-// mutual-exclusion clients later. A workload is driven through the Clients
+// Package workloads generates client operations: election triggers and
+// mutual-exclusion clients. A workload is driven through the Clients
 // interface, which the real harness and the simulator both implement, and
 // is told of each operation's completion. Workloads do no I/O and read no
 // clock: time passes through Clients.After.
@@ -30,6 +30,9 @@ type Completion struct {
 	F       string
 	Type    string
 	Value   string
+	// At is when the operation ended, on the run's clock (the clock of
+	// Clients.After).
+	At time.Duration
 }
 
 // Workload generates operations.

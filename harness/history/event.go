@@ -130,6 +130,10 @@ type Meta struct {
 	// leadership must hold (counted from GST when there is one, else from
 	// the run's start); 0 for the check's default.
 	Stabilisation int64 `json:"stabilisation_ns,omitempty"`
+	// Progress is the bound, in nanoseconds, within which an acquire that
+	// no fault blocks must be granted (the mutex-progress check); 0 for the
+	// check's default.
+	Progress int64 `json:"progress_ns,omitempty"`
 	// Checks names the checks the scenario asked for; empty means the
 	// defaults of the algorithm.
 	Checks []string `json:"checks,omitempty"`

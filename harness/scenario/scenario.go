@@ -68,15 +68,36 @@ type Network struct {
 
 // Workload says what clients ask of the nodes.
 type Workload struct {
-	// Kind is "election" (ask initiators to start an election) or "none"
-	// (the algorithm starts by itself). Default "election".
+	// Kind is "election" (ask initiators to start an election), "mutex"
+	// (clients acquire and release a lock) or "none" (the algorithm starts
+	// by itself). Default "mutex" for a mutual-exclusion algorithm,
+	// "election" otherwise.
 	Kind string `toml:"kind"`
 	// Initiators are the nodes asked to start an election, or ["all"].
-	// Default: the first node.
+	// Default: the first node. Election workloads only.
 	Initiators []string `toml:"initiators"`
-	// At is when the initiators are asked (default 0: as soon as the nodes
-	// are up).
+	// At is when the initiators are asked, or the lock clients start
+	// (default 0: as soon as the nodes are up).
 	At Duration `toml:"at"`
+	// Timeout is how long a client waits for an answer before it records
+	// the operation as info: it may or may not have taken effect (default
+	// 1s).
+	Timeout Duration `toml:"timeout"`
+
+	// Clients is the number of lock clients (default: one per node).
+	// Mutex workloads only, like the keys below.
+	Clients int `toml:"clients"`
+	// Targets are the nodes the clients talk to: client ci talks to the
+	// ((i−1) mod len)-th (default: every node, in ring order).
+	Targets []string `toml:"targets"`
+	// Rate is how often the clients ask for the lock, in acquires per
+	// second over all clients, when nothing makes them wait: each client
+	// pauses a random time with mean clients/rate before each acquire
+	// (default 100).
+	Rate float64 `toml:"rate"`
+	// Hold is how long a client keeps the lock once granted (default
+	// 10ms).
+	Hold Duration `toml:"hold"`
 }
 
 // Fault is one fault of the nemesis, as the file writes it. Validation
@@ -167,7 +188,9 @@ func (t *Target) UnmarshalTOML(v any) error {
 // Checks configures the checks.
 type Checks struct {
 	// Run names the checks to run; default: two-leaders, agreement,
-	// validity and termination.
+	// validity and termination for an election, mutex-linearizable,
+	// mutex-cs, mutex-progress, mutex-fairness and mutex-measures for
+	// mutual exclusion.
 	Run []string `toml:"run"`
 	// Termination is the bound within which every live node must believe
 	// in a leader after the last disruption (default: the recovery window).
@@ -176,6 +199,10 @@ type Checks struct {
 	// hold, counted from the GST when the scenario has a timely fault, else
 	// from the start (default: the check's own).
 	Stabilisation Duration `toml:"stabilisation"`
+	// Progress is the bound within which an acquire that no fault blocks
+	// must be granted (mutex-progress; default: the workload's timeout or
+	// the recovery window, whichever is shorter).
+	Progress Duration `toml:"progress"`
 }
 
 // Expect is the verdict the scenario expects.

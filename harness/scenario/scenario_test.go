@@ -336,3 +336,81 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 		}
 	}
 }
+
+const goodMutex = `algorithm = "ricart-agrawala"
+nodes = 4
+duration = "500ms"
+recovery = "400ms"
+
+[workload]
+hold = "5ms"
+`
+
+// A mutual-exclusion algorithm gets the lock workload and the mutex checks
+// by default.
+func TestMutexDefaults(t *testing.T) {
+	s, err := Parse("mutex.toml", goodMutex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Workload
+	if w.Kind != "mutex" || w.Clients != 4 || w.Rate != DefaultRate || w.Hold.D != 5*time.Millisecond || w.Timeout.D != DefaultOpTimeout {
+		t.Errorf("workload %+v: want kind mutex, 4 clients, rate %v, hold 5ms, timeout %s", w, DefaultRate, DefaultOpTimeout)
+	}
+	if got, want := strings.Join(w.Targets, ","), "n1,n2,n3,n4"; got != want {
+		t.Errorf("targets %s, want %s", got, want)
+	}
+	if got, want := strings.Join(s.Checks.Run, ","), "mutex-linearizable,mutex-cs,mutex-progress,mutex-fairness,mutex-measures"; got != want {
+		t.Errorf("checks %s, want %s", got, want)
+	}
+	if got, want := s.Checks.Progress.D, 400*time.Millisecond; got != want {
+		t.Errorf("progress bound %s, want the recovery window %s (shorter than the timeout)", got, want)
+	}
+	if s.Kind() != "mutex" {
+		t.Errorf("Kind() = %q", s.Kind())
+	}
+	// A foreign node is a mutex node when its workload is.
+	f, err := Parse("foreign.toml", "command = [\"./lock\"]\nnodes = 2\n[workload]\nkind = \"mutex\"\ntimeout = \"200ms\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Kind() != "mutex" || f.Checks.Run[0] != "mutex-linearizable" || f.Checks.Progress.D != 200*time.Millisecond {
+		t.Errorf("foreign lock: kind %q, checks %v, progress %s", f.Kind(), f.Checks.Run, f.Checks.Progress.D)
+	}
+}
+
+func TestBadMutexScenarios(t *testing.T) {
+	tests := []struct {
+		name  string
+		old   string // a line of goodMutex to replace
+		new   string
+		line  int
+		field string
+		msg   string
+	}{
+		{"clients for an election", `hold = "5ms"`, "kind = \"election\"\nclients = 3", 8, "workload.clients", "only for kind = \"mutex\""},
+		{"hold for an election", `hold = "5ms"`, "kind = \"none\"\nhold = \"5ms\"", 8, "workload.hold", "only for kind = \"mutex\""},
+		{"initiators for a lock", `hold = "5ms"`, `initiators = ["n1"]`, 7, "workload.initiators", "only for kind = \"election\""},
+		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, none"},
+		{"no clients", `hold = "5ms"`, `clients = -1`, 7, "workload.clients", "from 1 to"},
+		{"negative rate", `hold = "5ms"`, `rate = -2.5`, 7, "workload.rate", "positive"},
+		{"target names no node", `hold = "5ms"`, `targets = ["n1", "n7"]`, 7, "workload.targets", "names no node"},
+		{"no targets", `hold = "5ms"`, `targets = []`, 7, "workload.targets", "empty"},
+		{"bad hold", `hold = "5ms"`, `hold = "5"`, 7, "workload.hold", "bad duration"},
+		{"zero timeout", `hold = "5ms"`, `timeout = "0s"`, 7, "workload.timeout", "more than zero"},
+		{"progress beyond recovery", `hold = "5ms"`, "[checks]\nprogress = \"1s\"", 8, "checks.progress", "longer than the recovery"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(goodMutex, tt.old, tt.new, 1)
+			_, err := Parse("bad.toml", src)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want a *scenario.Error", err)
+			}
+			if e.Line != tt.line || e.Field != tt.field || !strings.Contains(e.Msg, tt.msg) {
+				t.Errorf("got %q (line %d, field %q), want line %d, field %q, message with %q", e, e.Line, e.Field, tt.line, tt.field, tt.msg)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,14 @@ const (
 	DefaultDuration = time.Second
 	DefaultRecovery = time.Second
 	DefaultLatency  = time.Millisecond
+	// DefaultOpTimeout is how long a client waits for an answer before it
+	// records the operation as info (indeterminate).
+	DefaultOpTimeout = time.Second
+	// DefaultRate and DefaultHold are the lock workload's defaults.
+	DefaultRate = 100.0
+	DefaultHold = 10 * time.Millisecond
+	// MaxClients bounds the lock workload's clients.
+	MaxClients = 1000
 	// MaxNodes bounds the number of node processes of one run.
 	MaxNodes = 512
 )
@@ -150,20 +159,56 @@ func (s *Scenario) nodeRange() string {
 	return fmt.Sprintf("n1 to %s", NodeName(s.Nodes-1))
 }
 
+// Kind is the problem the scenario's algorithm solves: nodes.KindMutex
+// or nodes.KindElection. A foreign node's is told by its workload.
+func (s *Scenario) Kind() string {
+	if s.Command == nil {
+		if spec, ok := algorithms.Lookup(s.Algorithm); ok && spec.IsMutex() {
+			return nodes.KindMutex
+		}
+		return nodes.KindElection
+	}
+	if s.Workload.Kind == "mutex" {
+		return nodes.KindMutex
+	}
+	return nodes.KindElection
+}
+
 func (s *Scenario) validateWorkload() error {
 	w := &s.Workload
 	switch w.Kind {
 	case "":
 		w.Kind = "election"
-	case "election", "none":
+		if s.Kind() == nodes.KindMutex {
+			w.Kind = "mutex"
+		}
+	case "election", "mutex", "none":
 	default:
-		return s.errorf("workload.kind", "unknown workload %q (known: election, none)", w.Kind)
+		return s.errorf("workload.kind", "unknown workload %q (known: election, mutex, none)", w.Kind)
 	}
 	if err := s.duration("workload.at", &w.At, 0, false); err != nil {
 		return err
 	}
 	if w.At.D >= s.Duration.D {
 		return s.errorf("workload.at", "%s is not within the run's duration (%s)", w.At.D, s.Duration.D)
+	}
+	if err := s.duration("workload.timeout", &w.Timeout, DefaultOpTimeout, true); err != nil {
+		return err
+	}
+	if w.Kind == "mutex" {
+		if len(w.Initiators) > 0 {
+			return s.errorf("workload.initiators", "only for kind = \"election\"; a mutex workload's clients talk to its targets")
+		}
+		return s.validateMutexWorkload()
+	}
+	mutexKeys := []struct {
+		key string
+		set bool
+	}{{"clients", w.Clients != 0}, {"targets", w.Targets != nil}, {"rate", w.Rate != 0}, {"hold", w.Hold.Set}}
+	for _, k := range mutexKeys {
+		if k.set {
+			return s.errorf("workload."+k.key, "only for kind = \"mutex\" (this workload is %q)", w.Kind)
+		}
 	}
 	if w.Kind == "election" && len(w.Initiators) == 0 {
 		w.Initiators = []string{NodeName(0)}
@@ -178,6 +223,34 @@ func (s *Scenario) validateWorkload() error {
 		}
 	}
 	return nil
+}
+
+func (s *Scenario) validateMutexWorkload() error {
+	w := &s.Workload
+	switch {
+	case w.Clients == 0:
+		w.Clients = s.Nodes
+	case w.Clients < 0 || w.Clients > MaxClients:
+		return s.errorf("workload.clients", "must be from 1 to %d, got %d", MaxClients, w.Clients)
+	}
+	if w.Targets == nil {
+		w.Targets = s.NodeNames()
+	}
+	if len(w.Targets) == 0 {
+		return s.errorf("workload.targets", "empty: name the nodes the clients talk to, or leave it out for every node")
+	}
+	for _, n := range w.Targets {
+		if err := s.node("workload.targets", n); err != nil {
+			return err
+		}
+	}
+	switch {
+	case w.Rate == 0:
+		w.Rate = DefaultRate
+	case w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0):
+		return s.errorf("workload.rate", "must be a positive number of acquires per second, got %v", w.Rate)
+	}
+	return s.duration("workload.hold", &w.Hold, DefaultHold, false)
 }
 
 func (s *Scenario) validateFault(i int) error {
@@ -290,7 +363,7 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 func (s *Scenario) validateChecks() error {
 	c := &s.Checks
 	if c.Run == nil {
-		c.Run = append([]string(nil), checks.ElectionDefaults...)
+		c.Run = checks.Defaults(s.Kind())
 	}
 	for _, name := range c.Run {
 		if _, ok := checks.Lookup(name); !ok {
@@ -305,6 +378,12 @@ func (s *Scenario) validateChecks() error {
 	}
 	if c.Termination.D > s.Recovery.D {
 		return s.errorf("checks.termination", "%s is longer than the recovery window (%s), so termination could never be judged", c.Termination.D, s.Recovery.D)
+	}
+	if err := s.duration("checks.progress", &c.Progress, min(s.Workload.Timeout.D, s.Recovery.D), true); err != nil {
+		return err
+	}
+	if c.Progress.D > s.Recovery.D {
+		return s.errorf("checks.progress", "%s is longer than the recovery window (%s), so the last acquires could never be judged", c.Progress.D, s.Recovery.D)
 	}
 	return nil
 }

@@ -8,12 +8,16 @@ import (
 	"coup/nodes"
 	"coup/nodes/changroberts"
 	"coup/nodes/flood"
+	"coup/nodes/ricartagrawala"
+	"coup/nodes/tokenring"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
 	changroberts.Spec,
 	flood.Spec, // the harness's own test traffic
+	ricartagrawala.Spec,
+	tokenring.Spec,
 )
 
 func index(specs ...nodes.Spec) map[string]nodes.Spec {

@@ -42,6 +42,7 @@ var Spec = nodes.Spec{
 	Name:     "chang-roberts",
 	Summary:  "unidirectional ring; the highest id wins; ids are swallowed by larger ones",
 	Topology: "ring",
+	Kind:     nodes.KindElection,
 	Elects:   "max",
 	Codec:    nodes.NewCodec(Election{}, Elected{}),
 	Bound:    Bound,

@@ -123,13 +123,30 @@ func (net *Network) Start() {
 	}
 }
 
-// Request hands a client request to a node now.
-func (net *Network) Request(node, op string) {
+// Request hands a client request to a node now, from client c1.
+func (net *Network) Request(node, op string) { net.Do("c1", node, op, "") }
+
+// Do hands a request from client, with an operation and a value, to a node
+// now, and returns the request's id (0 when the node has crashed and the
+// request is lost).
+func (net *Network) Do(client, node, op, value string) int {
 	if net.crashed[node] {
-		return
+		return 0
 	}
 	net.seq++
-	net.machines[node].Request(nodes.Request{Client: "c1", ID: int(net.seq), Op: op})
+	id := int(net.seq)
+	net.machines[node].Request(nodes.Request{Client: client, ID: id, Op: op, Value: value})
+	return id
+}
+
+// Answer returns the answer to the request with that id, if there is one.
+func (net *Network) Answer(id int) (Reply, bool) {
+	for _, r := range net.Replies {
+		if r.Req.ID == id {
+			return r, true
+		}
+	}
+	return Reply{}, false
 }
 
 // Crash stops a node: it gets no more messages and its timers never fire.
@@ -176,21 +193,18 @@ func (net *Network) Messages() int {
 	return total
 }
 
-// Run processes events until none is left or the virtual time would pass
-// limit, and returns the number of events processed. A machine that keeps
-// setting timers never runs out of events, so give such runs a limit.
+// Run processes every event due by limit, in time order, then sets the
+// virtual time to limit (if it is not past it already), and returns the
+// number of events processed.
 func (net *Network) Run(limit time.Duration) int {
 	steps := 0
-	for net.queue.Len() > 0 {
-		if net.queue[0].at > limit {
-			net.now = limit
-			return steps
-		}
+	for net.queue.Len() > 0 && net.queue[0].at <= limit {
 		e := heap.Pop(&net.queue).(*event)
 		net.now = e.at
 		net.fire(e)
 		steps++
 	}
+	net.now = max(net.now, limit)
 	return steps
 }
 
