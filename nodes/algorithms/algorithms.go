@@ -6,12 +6,24 @@ import (
 	"sort"
 
 	"coup/nodes"
+	"coup/nodes/bully"
 	"coup/nodes/changroberts"
+	"coup/nodes/hirschbergsinclair"
+	"coup/nodes/lelann"
+	"coup/nodes/omegaetc"
+	"coup/nodes/omegaminimal"
+	"coup/nodes/ringcommander"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
+	bully.Spec,
 	changroberts.Spec,
+	hirschbergsinclair.Spec,
+	lelann.Spec,
+	omegaetc.Spec,
+	omegaminimal.Spec,
+	ringcommander.Spec,
 )
 
 func index(specs ...nodes.Spec) map[string]nodes.Spec {
