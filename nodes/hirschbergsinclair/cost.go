@@ -1,7 +1,8 @@
 package hirschbergsinclair
 
 // Cost counts, without running the machines, the messages of an election
-// in which every process initiates at once, for ids in ring order. It
+// for ids in ring order, however many initiate (every process is a
+// candidate in phase 0, asked or woken by a message). It
 // follows the analysis phase by phase: in phase k each remaining candidate's
 // probe travels, each way, until a larger id swallows it or until its
 // 2^k-th hop, after which a reply comes back the same distance. The

@@ -14,9 +14,10 @@
 // Replies are forwarded back to their candidate. A candidate that gets both
 // replies of phase k is the largest id within 2^k hops on both sides and
 // goes to phase k+1; one that misses a reply lost and stays quiet. A process
-// that is not yet awake when a probe reaches it wakes up; it becomes a
-// candidate if the probe's id is smaller than its own (otherwise it would
-// lose anyway).
+// that is not yet awake when a probe reaches it wakes up and becomes a
+// candidate first, as if it had been asked: so every process is a candidate
+// in phase 0 whoever initiates, and the cost of an election depends only on
+// the ids, never on which process was asked first.
 //
 // At most ⌈n/(2^(k−1)+1)⌉ candidates take part in phase k, each costing at
 // most 4·2^k messages, over ⌈log2 n⌉+1 phases; with the n messages of the
@@ -102,7 +103,6 @@ type Machine struct {
 	id          int
 	left, right string
 	awake       bool
-	candidate   bool
 	phase       int
 	replies     int // replies received in the current phase
 	elected     bool
@@ -125,9 +125,7 @@ func (m *Machine) Request(r nodes.Request) {
 		m.env.Fail(r, nodes.Error{Code: nodes.CodeNotSupported, Text: "hirschberg-sinclair only knows elect", Definite: true})
 		return
 	}
-	if !m.awake {
-		m.wake(true)
-	}
+	m.wake()
 	m.env.Reply(r, "")
 }
 
@@ -135,9 +133,7 @@ func (m *Machine) Request(r nodes.Request) {
 func (m *Machine) Receive(from string, msg nodes.Msg) {
 	switch x := msg.(type) {
 	case Probe:
-		if !m.awake {
-			m.wake(x.ID < m.id)
-		}
+		m.wake()
 		m.probe(x)
 	case Reply:
 		m.reply(x)
@@ -176,7 +172,7 @@ func (m *Machine) reply(r Reply) {
 		m.send(r.Dir, r)
 		return
 	}
-	if !m.candidate || r.Phase != m.phase {
+	if r.Phase != m.phase {
 		return
 	}
 	m.replies++
@@ -186,14 +182,15 @@ func (m *Machine) reply(r Reply) {
 	}
 }
 
-// wake marks the process awake and, if it may still win, a candidate.
-func (m *Machine) wake(candidate bool) {
+// wake makes the process a candidate in phase 0, unless it is awake
+// already.
+func (m *Machine) wake() {
+	if m.awake {
+		return
+	}
 	m.awake = true
 	m.env.Report(nodes.Participant(true))
-	if candidate {
-		m.candidate = true
-		m.sendProbes()
-	}
+	m.sendProbes()
 }
 
 func (m *Machine) sendProbes() {
