@@ -4,6 +4,7 @@
 package ring
 
 import (
+	"cmp"
 	"slices"
 
 	"coup/nodes"
@@ -27,7 +28,7 @@ func step(ring []string, self string, by int) string {
 // ByID returns every node of env, sorted by election id, smallest first.
 func ByID(env nodes.Env) []string {
 	out := slices.Clone(env.Nodes())
-	slices.SortFunc(out, func(a, b string) int { return env.ElectionID(a) - env.ElectionID(b) })
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(env.ElectionID(a), env.ElectionID(b)) })
 	return out
 }
 
