@@ -97,6 +97,10 @@ func CeilLog2(n int) int {
 	return bits.Len(uint(n - 1))
 }
 
+// maxPhase is the largest phase a probe may carry: 2^maxPhase hops is
+// more than any ring has nodes.
+const maxPhase = 40
+
 // Machine is one process of the ring.
 type Machine struct {
 	env         nodes.Env
@@ -133,6 +137,10 @@ func (m *Machine) Request(r nodes.Request) {
 func (m *Machine) Receive(from string, msg nodes.Msg) {
 	switch x := msg.(type) {
 	case Probe:
+		if x.Phase < 0 || x.Phase > maxPhase {
+			m.env.Logf("ignoring a probe with phase %d", x.Phase)
+			return
+		}
 		m.wake()
 		m.probe(x)
 	case Reply:

@@ -135,6 +135,15 @@ func (net *Network) Request(node, op string) {
 	net.machines[node].Request(nodes.Request{Client: "c1", ID: int(net.seq), Op: op})
 }
 
+// Deliver hands a message to a node now, as if from a peer, without
+// sending it: for tests that feed a machine a message no machine would
+// send.
+func (net *Network) Deliver(from, to string, m nodes.Msg) {
+	if !net.crashed[to] {
+		net.machines[to].Receive(from, m)
+	}
+}
+
 // Crash stops a node: it gets no more messages and its timers never fire.
 func (net *Network) Crash(node string) { net.crashed[node] = true }
 

@@ -212,8 +212,8 @@ func (m *Machine) gathered(e Election) {
 	if !m.intact(e.Payload, stageGathering, true) {
 		return
 	}
-	win := e.Members[0]
-	for _, mb := range e.Members[1:] {
+	win := Member{Node: m.env.Self(), ID: m.id}
+	for _, mb := range e.Members {
 		if mb.ID > win.ID {
 			win = mb
 		}
