@@ -6,18 +6,30 @@ import (
 	"sort"
 
 	"coup/nodes"
+	"coup/nodes/bully"
 	"coup/nodes/changroberts"
 	"coup/nodes/flood"
+	"coup/nodes/hirschbergsinclair"
+	"coup/nodes/lelann"
+	"coup/nodes/omegaetc"
+	"coup/nodes/omegaminimal"
 	"coup/nodes/ricartagrawala"
+	"coup/nodes/ringcommander"
 	"coup/nodes/tokenring"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
+	bully.Spec,
 	changroberts.Spec,
 	flood.Spec, // the harness's own test traffic
 	ricartagrawala.Spec,
 	tokenring.Spec,
+	hirschbergsinclair.Spec,
+	lelann.Spec,
+	omegaetc.Spec,
+	omegaminimal.Spec,
+	ringcommander.Spec,
 )
 
 func index(specs ...nodes.Spec) map[string]nodes.Spec {

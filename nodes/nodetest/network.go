@@ -4,8 +4,9 @@
 // order. It is deterministic: the same calls give the same run.
 //
 // It lives outside _test files so that every algorithm's tests, and users'
-// own, can drive machines through it. It can crash a node, cut a link
-// (both directions) and isolate a node; it does nothing else to messages.
+// own, can drive machines through it. It can crash and restart a node, block
+// a link one way, cut it both ways, isolate a node, and give one direction of
+// a link its own latency; it does nothing else to messages.
 package nodetest
 
 import (
@@ -56,6 +57,7 @@ type Network struct {
 	envs     map[string]*env
 	crashed  map[string]bool
 	cut      map[[2]string]bool
+	latency  map[[2]string]time.Duration
 	now      time.Duration
 	seq      uint64
 	queue    events
@@ -79,6 +81,7 @@ func New(spec nodes.Spec, n int, ids []int, params map[string]any) (*Network, er
 		envs:     map[string]*env{},
 		crashed:  map[string]bool{},
 		cut:      map[[2]string]bool{},
+		latency:  map[[2]string]time.Duration{},
 		leaders:  map[string]string{},
 		params:   params,
 	}
@@ -149,6 +152,15 @@ func (net *Network) Answer(id int) (Reply, bool) {
 	return Reply{}, false
 }
 
+// Deliver hands a message to a node now, as if from a peer, without
+// sending it: for tests that feed a machine a message no machine would
+// send.
+func (net *Network) Deliver(from, to string, m nodes.Msg) {
+	if !net.crashed[to] {
+		net.machines[to].Receive(from, m)
+	}
+}
+
 // Crash stops a node: it gets no more messages and its timers never fire.
 func (net *Network) Crash(node string) { net.crashed[node] = true }
 
@@ -163,10 +175,21 @@ func (net *Network) Restart(node string) error {
 	return nil
 }
 
+// Block drops every message from one node to another (one way), including
+// those in flight when it is called.
+func (net *Network) Block(from, to string) { net.cut[[2]string{from, to}] = true }
+
 // Cut drops every message between a and b, both ways.
 func (net *Network) Cut(a, b string) {
-	net.cut[[2]string{a, b}] = true
-	net.cut[[2]string{b, a}] = true
+	net.Block(a, b)
+	net.Block(b, a)
+}
+
+// SetLatency gives messages sent from one node to another from now on
+// their own latency instead of Latency. Messages already in flight keep
+// theirs, so a link whose latency drops may deliver out of order.
+func (net *Network) SetLatency(from, to string, d time.Duration) {
+	net.latency[[2]string{from, to}] = d
 }
 
 // Isolate cuts every link of a node.
@@ -178,8 +201,12 @@ func (net *Network) Isolate(node string) {
 	}
 }
 
-// Heal restores every link.
-func (net *Network) Heal() { net.cut = map[[2]string]bool{} }
+// Heal restores every link: nothing is blocked and every link has the
+// network's Latency again.
+func (net *Network) Heal() {
+	net.cut = map[[2]string]bool{}
+	net.latency = map[[2]string]time.Duration{}
+}
 
 // Leader is the node's latest leader belief ("" for none).
 func (net *Network) Leader(node string) string { return net.leaders[node] }
@@ -280,7 +307,11 @@ func (e *env) Send(to string, m nodes.Msg) {
 		return // a crashed-and-replaced incarnation
 	}
 	e.net.Sent[m.Type()]++
-	e.net.push(&event{at: e.net.now + e.net.Latency, from: e.self, to: to, msg: m})
+	lat, ok := e.net.latency[[2]string{e.self, to}]
+	if !ok {
+		lat = e.net.Latency
+	}
+	e.net.push(&event{at: e.net.now + lat, from: e.self, to: to, msg: m})
 }
 
 func (e *env) SetTimer(name string, d time.Duration) {

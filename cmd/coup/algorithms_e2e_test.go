@@ -1,0 +1,181 @@
+package main
+
+// End-to-end tests of the election algorithms' scenarios: what the checks'
+// verdicts do not say (exact message counts, the client operation's outcome,
+// the commander's payload report) is read from each run's results and
+// history.
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+	"coup/nodes/hirschbergsinclair"
+)
+
+// runScenario runs one scenario file, which must end as expected (exit 0),
+// and returns its results and history.
+func runScenario(t *testing.T, file string) (results, *history.History) {
+	t.Helper()
+	run := coup(t, "run", scenarioPath(t, file))
+	if run.code != 0 {
+		t.Fatalf("%s: exit %d, want 0\n%s%s", file, run.code, run.stdout, run.stderr)
+	}
+	latest := filepath.Join(run.store, strings.TrimSuffix(file, ".toml"), "latest")
+	h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readResults(t, latest), h
+}
+
+// ops returns the completions (ok, fail, info) of the history's operations.
+func ops(h *history.History) []history.Event {
+	var out []history.Event
+	for _, e := range h.Events {
+		if e.Kind == history.KindOp && e.Type != history.OpInvoke {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// finalLeaders returns each node's last leader report.
+func finalLeaders(h *history.History) map[string]string {
+	out := map[string]string{}
+	for _, e := range h.Events {
+		if e.Kind == history.KindReport && e.What == history.ReportLeader {
+			out[e.Node] = e.Value
+		}
+	}
+	return out
+}
+
+// The fault-free ring scenarios cost exactly what their analyses say.
+func TestRingScenariosMessageCounts(t *testing.T) {
+	probes, replies, elected := hirschbergsinclair.Cost(seq(32, 1))
+	for _, tt := range []struct {
+		file string
+		want map[string]int64
+	}{
+		{"chang-roberts-all-initiate.toml", map[string]int64{"election": 21, "elected": 6}}, // n(n+1)/2 + n, n = 6
+		{"lelann.toml", map[string]int64{"token": 36}},                                      // n², n = 6
+		{"hirschberg-sinclair.toml", map[string]int64{"probe": int64(probes), "reply": int64(replies), "elected": int64(elected)}},
+		{"ring-commander.toml", map[string]int64{"election": 5, "coordinator": 5}}, // 2n, n = 5
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			res, _ := runScenario(t, tt.file)
+			got := res.Stats.Messages.ByType
+			if len(got) != len(tt.want) {
+				t.Errorf("messages by type %v, want %v", got, tt.want)
+			}
+			for typ, n := range tt.want {
+				if got[typ] != n {
+					t.Errorf("%d %s messages, want %d (all: %v)", got[typ], typ, n, got)
+				}
+			}
+		})
+	}
+}
+
+// seq returns from, from−1, …, to (or upwards).
+func seq(from, to int) []int {
+	var out []int
+	for i := from; ; {
+		out = append(out, i)
+		if i == to {
+			return out
+		}
+		if from > to {
+			i--
+		} else {
+			i++
+		}
+	}
+}
+
+// The commander answers the client with the winner and reports the payload
+// intact; when a node dies, it fails the operation naming the stage.
+func TestRingCommanderClientOperations(t *testing.T) {
+	for _, tt := range []struct {
+		file, typ, value, payload string
+		leaders                   map[string]string
+	}{
+		{"ring-commander.toml", history.OpOK, "n2", "intact",
+			map[string]string{"n1": "n2", "n2": "n2", "n3": "n2", "n4": "n2", "n5": "n2"}},
+		{"ring-commander-gathering-crash.toml", history.OpFail, "gathering timed out", "",
+			map[string]string{}},
+		{"ring-commander-confirmation-crash.toml", history.OpFail, "confirmation timed out", "",
+			map[string]string{"n1": "n5", "n2": "n5", "n3": "n5"}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			_, h := runScenario(t, tt.file)
+			done := ops(h)
+			if len(done) != 1 || done[0].Type != tt.typ || !strings.Contains(done[0].Value, tt.value) || done[0].Node != "n1" {
+				t.Fatalf("operations %+v, want one %s from n1 with %q", done, tt.typ, tt.value)
+			}
+			var payload []string
+			for _, e := range h.Events {
+				if e.Kind == history.KindReport && e.What == "payload" {
+					payload = append(payload, e.Node+":"+e.Value)
+				}
+			}
+			var want []string
+			if tt.payload != "" {
+				want = []string{"n1:" + tt.payload}
+			}
+			if !slices.Equal(payload, want) {
+				t.Errorf("payload reports %v, want %v", payload, want)
+			}
+			got := finalLeaders(h)
+			if len(got) != len(tt.leaders) {
+				t.Errorf("leaders %v, want %v", got, tt.leaders)
+			}
+			for n, l := range tt.leaders {
+				if got[n] != l {
+					t.Errorf("%s trusts %q, want %q", n, got[n], l)
+				}
+			}
+		})
+	}
+}
+
+// The bully scenario with two crashes does what its comment says: after n5
+// crashes, n4 sends election to n5 (it has started its own election) but
+// never announces, and a second election elects n3.
+func TestBullyCoordinatorElectCrash(t *testing.T) {
+	_, h := runScenario(t, "bully-coordinator-elect-crash.toml")
+	var n5Crash, n4Crash int64 = -1, -1
+	n4Elected, n4Announced := false, false
+	var n3Announced int
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == history.KindProcess && e.What == history.ProcCrash && e.Node == "n5":
+			n5Crash = e.Time
+		case e.Kind == history.KindProcess && e.What == history.ProcCrash && e.Node == "n4":
+			n4Crash = e.Time
+		case e.Kind == history.KindMsg && e.What == history.MsgSend && n5Crash >= 0:
+			n4Elected = n4Elected || e.Src == "n4" && e.MType == "election"
+			n4Announced = n4Announced || e.Src == "n4" && e.MType == "coordinator"
+			if e.Src == "n3" && e.MType == "coordinator" {
+				n3Announced++
+			}
+		}
+	}
+	if n5Crash < 0 || n4Crash < 0 {
+		t.Fatalf("crashes of n5 and n4 not in the history")
+	}
+	if !n4Elected || n4Announced {
+		t.Errorf("after n5's crash n4 sent election: %v, coordinator: %v; want election and no coordinator", n4Elected, n4Announced)
+	}
+	if n3Announced != 2 {
+		t.Errorf("n3 sent %d coordinator messages, want 2 (to n1 and n2)", n3Announced)
+	}
+	for n, l := range finalLeaders(h) {
+		if n != "n4" && n != "n5" && l != "n3" {
+			t.Errorf("%s ends trusting %q, want n3", n, l)
+		}
+	}
+}
