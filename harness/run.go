@@ -270,8 +270,8 @@ func meta(sc *scenario.Scenario) *history.Meta {
 	if gst, ok := sc.GST(); ok {
 		m.GST = int64(gst)
 	}
-	if spec, ok := lookupSpec(sc); ok {
-		m.Elects = spec.Elects
+	m.Elects = sc.ElectsRule()
+	if spec, ok := lookupSpec(sc); ok && sc.Command == nil {
 		if spec.Bound != nil {
 			initiators := 0
 			if sc.Workload.Kind == "election" {

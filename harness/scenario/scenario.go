@@ -40,6 +40,10 @@ type Scenario struct {
 	// Params are the algorithm's parameters; each algorithm documents its
 	// own, and unknown ones are rejected.
 	Params map[string]any `toml:"params"`
+	// Elects says which leader validity expects: "max" (the highest live
+	// election id), "min" (the smallest) or "any" (any live node). Default:
+	// the built-in algorithm's own; "any" for a foreign node.
+	Elects string `toml:"elects"`
 
 	Network  Network  `toml:"network"`
 	Workload Workload `toml:"workload"`

@@ -414,3 +414,30 @@ func TestBadMutexScenarios(t *testing.T) {
 		})
 	}
 }
+
+func TestElects(t *testing.T) {
+	tests := []struct {
+		src  string
+		want string
+	}{
+		{"algorithm = \"chang-roberts\"\nnodes = 3\n", "max"},
+		{"algorithm = \"omega-etc\"\nnodes = 3\n[workload]\nkind = \"none\"\n", "min"},
+		{"command = [\"./mynode\"]\nnodes = 3\n", ""},
+		{"command = [\"./mynode\"]\nnodes = 3\nelects = \"max\"\n", "max"},
+		{"algorithm = \"chang-roberts\"\nnodes = 3\nelects = \"any\"\n", ""},
+	}
+	for _, tt := range tests {
+		s, err := Parse("e.toml", tt.src)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.src, err)
+		}
+		if got := s.ElectsRule(); got != tt.want {
+			t.Errorf("%q: elects rule %q, want %q", tt.src, got, tt.want)
+		}
+	}
+	_, err := Parse("e.toml", "algorithm = \"chang-roberts\"\nnodes = 3\nelects = \"highest\"\n")
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 3 || e.Field != "elects" {
+		t.Errorf("a bad elects gave %v, want an error at line 3, field elects", err)
+	}
+}

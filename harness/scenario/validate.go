@@ -53,6 +53,9 @@ func (s *Scenario) validate() error {
 	if err := s.validateIDs(); err != nil {
 		return err
 	}
+	if err := s.validateElects(); err != nil {
+		return err
+	}
 	if err := s.duration("duration", &s.Duration, DefaultDuration, true); err != nil {
 		return err
 	}
@@ -411,4 +414,28 @@ func checkNames() []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// validateElects checks the elects key and fills in its default.
+func (s *Scenario) validateElects() error {
+	switch s.Elects {
+	case "":
+		s.Elects = "any"
+		if spec, ok := algorithms.Lookup(s.Algorithm); ok && s.Command == nil && spec.Elects != "" {
+			s.Elects = spec.Elects
+		}
+	case "max", "min", "any":
+	default:
+		return s.errorf("elects", "unknown rule %q (known: max, min, any)", s.Elects)
+	}
+	return nil
+}
+
+// ElectsRule is the elects rule as the history's meta event writes it:
+// "max", "min", or "" for any live leader.
+func (s *Scenario) ElectsRule() string {
+	if s.Elects == "any" {
+		return ""
+	}
+	return s.Elects
 }
