@@ -186,6 +186,19 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate {
 	return f
 }
 
+// Alters reports whether Decide may alter the body of a message on l: a
+// joker or a corruption covers the link. A driver that keeps messages as
+// values (the simulator) encodes a body only when it may be altered; the
+// fates do not depend on the body otherwise.
+func (n *Net) Alters(l Link) bool {
+	for _, r := range n.rules {
+		if (r.kind == Joker || r.kind == Corrupt) && r.links.covers(l) {
+			return true
+		}
+	}
+	return false
+}
+
 // timely returns the timely fault covering l, if any.
 func (n *Net) timely(l Link) *rule {
 	for _, r := range n.rules {
