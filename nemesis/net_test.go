@@ -393,3 +393,33 @@ func TestAlters(t *testing.T) {
 		}
 	}
 }
+
+// DecideInto gives the fates Decide gives, and with a buffer large enough
+// it allocates nothing.
+func TestDecideInto(t *testing.T) {
+	rules := func() []*rule {
+		return []*rule{
+			{name: "d", kind: Duplicate, links: links("n1"), p: 0.5},
+			{name: "l", kind: Loss, links: links("n2"), p: 0.3},
+		}
+	}
+	a, b := netWith(3, rules()...), netWith(3, rules()...)
+	var buf []Copy
+	for i := 0; i < 500; i++ {
+		m := msg("n1", "n2")
+		m.Body = nil
+		want := a.Decide(m, time.Duration(i))
+		got := b.DecideInto(buf, m, time.Duration(i))
+		buf = got.Copies
+		if !reflect.DeepEqual(got.Drop, want.Drop) || !reflect.DeepEqual(append([]Copy{}, got.Copies...), append([]Copy{}, want.Copies...)) {
+			t.Fatalf("message %d: DecideInto gave %+v, Decide %+v", i, got, want)
+		}
+	}
+	n := netWith(5, rules()...)
+	buf = make([]Copy, 0, 4)
+	m := msg("n1", "n3")
+	m.Body = nil
+	if allocs := testing.AllocsPerRun(200, func() { buf = n.DecideInto(buf, m, 0).Copies }); allocs != 0 {
+		t.Errorf("DecideInto allocated %v times per message, want 0", allocs)
+	}
+}
