@@ -162,6 +162,7 @@ type sweepTally struct {
 	done, asExpected, unexpected, unknown, broken int
 	failing                                       []int64 // seeds not as expected, in order
 	violating                                     []int64 // seeds with a violation
+	violatingHash                                 string  // the first one's history hash
 	nondeterministic                              []int64
 	figs                                          sim.Figures
 }
@@ -194,6 +195,9 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		t.figs.Add(out)
 		res := out.Results
 		if res.Valid == checks.False {
+			if len(t.violating) == 0 {
+				t.violatingHash = sim.Hash(out.History.Events)
+			}
 			t.violating = append(t.violating, seed)
 		}
 		if f.determinism && out.Hash != out.Rehash {
@@ -232,7 +236,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 			fmt.Printf("the expected violation occurred at no seed\n")
 		} else {
 			fmt.Printf("the expected violation (valid=false) occurred at %d seeds: %s\n", len(t.violating), seedList(t.violating))
-			fmt.Printf("  replay the first: %s\n", replay(sc, t.violating[0]))
+			fmt.Printf("  replay the first: %s   (history sha256 %s)\n", replay(sc, t.violating[0]), short(t.violatingHash))
 		}
 	}
 	if len(t.failing) > 0 {
@@ -245,8 +249,8 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 			fmt.Printf("deterministic: every seed ran twice gave the same history\n")
 		}
 	}
-	fmt.Printf("simulated %d deliveries in %s of virtual time (%.0f deliveries/s, %.0fx real time, per worker)\n",
-		t.figs.Delivered, t.figs.Virtual.Round(time.Millisecond), t.figs.DeliveriesPerSecond(), t.figs.Speedup())
+	fmt.Printf("simulated %d deliveries and %s of virtual time in %s (%.0f deliveries/s with the checks, on %d workers)\n",
+		t.figs.Delivered, t.figs.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond), float64(t.figs.Delivered)/wall.Seconds(), f.workers)
 
 	code := harness.ExitOK
 	switch {
