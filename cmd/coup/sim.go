@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"coup/checks"
@@ -176,23 +177,37 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	var t sweepTally
 	bar := newProgress(os.Stderr, f.seeds, f.quiet)
 	start := time.Now()
-	const detailed = 20 // seeds not as expected printed with their notes
+	const detailed = 20   // seeds not as expected printed with their notes
+	var hint atomic.Int64 // the most events a seed has recorded so far
 	run := func(seed int64) (*sim.Outcome, error) {
+		o := opts
+		o.EventsHint = int(hint.Load())
+		var out *sim.Outcome
+		var err error
 		if f.determinism {
-			return sim.Twice(sc, seed, opts)
+			out, err = sim.Twice(sc, seed, o)
+		} else {
+			out, err = sim.Simulate(sc, seed, o)
 		}
-		return sim.Simulate(sc, seed, opts)
+		if err == nil {
+			n := int64(len(out.History.Events))
+			raise(&hint, n+n/8)
+		}
+		return out, err
 	}
 	sim.Seeds(f.seed, f.seeds, f.workers, run, func(seed int64, out *sim.Outcome, err error) bool {
 		t.done++
-		defer func() { bar.update(t.done, len(t.failing)) }()
+		defer func() {
+			sim.Recycle(out) // its history is no longer needed: the next seed records into it
+			bar.update(t.done, len(t.failing))
+		}()
 		if err != nil {
 			t.broken++
 			t.failing = append(t.failing, seed)
 			bar.printf("seed %d: %v\n", seed, err)
 			return !f.first
 		}
-		t.figs.Add(out)
+		t.figs.AddOutcome(out)
 		res := out.Results
 		if res.Valid == checks.False {
 			if len(t.violating) == 0 {
@@ -262,6 +277,12 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	return code
 }
 
+// raise sets x to v if v is more.
+func raise(x *atomic.Int64, v int64) {
+	for old := x.Load(); v > old && !x.CompareAndSwap(old, v); old = x.Load() {
+	}
+}
+
 func firstNote(res *harness.Results) string {
 	if len(res.Notes) == 0 {
 		return ""
@@ -303,6 +324,7 @@ func simBench(f simFlags, args []string) int {
 		n = 20
 	}
 	runtime.GOMAXPROCS(1) // the figures are for one core
+	fmt.Println("per second of processor time, on one core; \"with checks\" counts the checks' time too")
 	fmt.Printf("%-38s %5s %10s %13s %13s %11s\n", "scenario", "runs", "deliveries", "deliveries/s", "with checks", "virt/real")
 	var total sim.Figures
 	for _, file := range files {
@@ -325,12 +347,7 @@ func simBench(f simFlags, args []string) int {
 			return harness.ExitUnknown
 		}
 		printFigures(sc.Name, figs)
-		total.Runs += figs.Runs
-		total.Delivered += figs.Delivered
-		total.Steps += figs.Steps
-		total.Virtual += figs.Virtual
-		total.Sim += figs.Sim
-		total.Checks += figs.Checks
+		total.Add(figs)
 	}
 	printFigures("total", total)
 	return harness.ExitOK

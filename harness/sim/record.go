@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"coup/harness/history"
 )
@@ -33,9 +34,15 @@ const (
 
 // newRecorder returns a recorder that writes to w (nil: nowhere) and
 // expects about hint events: with a hint that is right, the events are
-// kept in one slice and never copied.
+// kept in one slice and never copied. The slice is a recycled one when
+// there is one (see Recycle).
 func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
-	r := &recorder{clock: clock, cur: make([]history.Event, 0, max(firstChunk, hint))}
+	r := &recorder{clock: clock}
+	if b, ok := recycled.Get().(*[]history.Event); ok && cap(*b) >= hint {
+		r.cur = (*b)[:0]
+	} else {
+		r.cur = make([]history.Event, 0, max(firstChunk, hint))
+	}
 	if w != nil {
 		r.w = bufio.NewWriterSize(w, 64<<10)
 	}
@@ -81,11 +88,38 @@ func (r *recorder) events() []history.Event {
 		return r.cur[:len(r.cur):len(r.cur)]
 	}
 	if r.all == nil || int64(len(r.all)) != r.n {
-		all := make([]history.Event, 0, r.n)
+		all := make([]history.Event, 0, r.n+r.n/8) // room to be recycled for a run a little longer
 		for _, c := range r.chunks {
 			all = append(all, c...)
 		}
 		r.all = append(all, r.cur...)
+	}
+	return r.all
+}
+
+// recycled holds event slices that finished runs handed back, for new
+// runs to record into: a sweep then allocates its histories once per
+// worker rather than once per seed, and the collector has little to do.
+var recycled sync.Pool
+
+// Recycle hands back the events of an outcome that is no longer needed, so
+// that a later run records into their array instead of allocating one.
+// Neither the outcome's history, nor its results, nor anything else taken
+// from its events may be used afterwards.
+func Recycle(out *Outcome) {
+	if out == nil || cap(out.array) < firstChunk {
+		return
+	}
+	evs := out.array[:0]
+	out.History, out.array = nil, nil
+	recycled.Put(&evs)
+}
+
+// array is the array the events are kept in, with its full capacity, for
+// recycling.
+func (r *recorder) array() []history.Event {
+	if len(r.chunks) == 0 {
+		return r.cur
 	}
 	return r.all
 }

@@ -79,6 +79,8 @@ type Outcome struct {
 	// Wall is the real time the simulation took; Checks the real time the
 	// checks took.
 	Wall, Checks time.Duration
+
+	array []history.Event // where the events are kept, for Recycle
 }
 
 // Simulate runs a scenario in the simulator with a seed and checks its
@@ -119,7 +121,7 @@ func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	out.History, out.Stats = h, s.Stats()
+	out.History, out.Stats, out.array = h, s.Stats(), s.rec.array()
 	start = time.Now()
 	if out.Results, err = harness.Evaluate(h); err != nil {
 		return nil, err

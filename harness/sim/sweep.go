@@ -93,5 +93,6 @@ func Twice(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error) {
 		return nil, fmt.Errorf("second run: %w", err)
 	}
 	first.Rehash = second.Hash
+	Recycle(second)
 	return first, nil
 }
