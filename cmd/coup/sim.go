@@ -177,7 +177,11 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	var t sweepTally
 	bar := newProgress(os.Stderr, f.seeds, f.quiet)
 	start := time.Now()
-	const detailed = 20   // seeds not as expected printed with their notes
+	// Seeds not as expected because of a violation or an undecided check
+	// are printed with their first note, the first few of them; seeds
+	// where an expected violation just did not occur are only listed.
+	const detailed = 20
+	shown := 0
 	var hint atomic.Int64 // the most events a seed has recorded so far
 	run := func(seed int64) (*sim.Outcome, error) {
 		o := opts
@@ -229,7 +233,8 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 			t.unexpected++
 		}
 		t.failing = append(t.failing, seed)
-		if len(t.failing) <= detailed {
+		if res.Valid != checks.True && shown < detailed {
+			shown++
 			bar.printf("seed %d: valid=%s, %s%s\n  replay: %s   (history sha256 %s)\n",
 				seed, res.Valid, res.Outcome, firstNote(res), replay(sc, seed), short(sim.Hash(out.History.Events)))
 		}
@@ -243,7 +248,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		fmt.Printf(", %d could not run", t.broken)
 	}
 	fmt.Println()
-	if len(t.failing) > detailed {
+	if len(t.failing) > shown {
 		fmt.Printf("not as expected, all %d seeds: %s\n", len(t.failing), seedList(t.failing))
 	}
 	if expectsViolation {
@@ -261,7 +266,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		if len(t.nondeterministic) > 0 {
 			fmt.Printf("NOT deterministic at %d seeds: %s\n", len(t.nondeterministic), seedList(t.nondeterministic))
 		} else {
-			fmt.Printf("deterministic: every seed ran twice gave the same history\n")
+			fmt.Printf("deterministic: every seed, run twice, gave the same history\n")
 		}
 	}
 	fmt.Printf("simulated %d deliveries and %s of virtual time in %s (%.0f deliveries/s with the checks, on %d workers)\n",
