@@ -134,8 +134,8 @@ type Sim struct {
 
 // New builds a simulated cluster; Start starts it.
 func New(cfg Config) (*Sim, error) {
-	if cfg.Spec.New == nil {
-		return nil, fmt.Errorf("%w: no algorithm", ErrBadConfig)
+	if cfg.Spec.New == nil || cfg.Spec.Codec == nil {
+		return nil, fmt.Errorf("%w: the algorithm's spec needs New and a Codec", ErrBadConfig)
 	}
 	if len(cfg.Nodes) == 0 {
 		n := len(cfg.IDs)
