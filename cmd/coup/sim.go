@@ -112,7 +112,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, bool) {
 
 // replay is the command that replays a seed.
 func replay(sc *scenario.Scenario, seed int64) string {
-	return fmt.Sprintf("coup sim %s --seed %d", sc.File, seed)
+	return fmt.Sprintf("coup sim %s --seed %d", shellQuote(sc.File), seed)
+}
+
+// shellQuote quotes a path for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // short is how a history hash is printed: its first 16 hex digits.
