@@ -72,7 +72,9 @@
 //     operations that could not change the verdict are left out (see
 //     relevant in mutexlin.go), because each one left open doubles the
 //     search. A violation names the operation no order fits and comes with
-//     porcupine's visualisation as a File. Porcupine runs on its own
+//     porcupine's visualisation as a File, annotated (mutexviz.go) with
+//     each client's holds, the times two clients held the lock at once,
+//     the nodes' stays inside and the nemesis's events. Porcupine runs on its own
 //     goroutines, with a time budget (LinearizabilityBudget); past it the
 //     verdict is unknown.
 //   - mutex-cs (EM1): at no instant are two live nodes in the critical

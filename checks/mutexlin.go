@@ -155,16 +155,9 @@ func mutexLinearizable(h *history.History) Result {
 	_, info := porcupine.CheckOperationsVerbose(lockModel, pops, LinearizabilityBudget)
 	r.Valid = False
 	explainIllegal(h, &r, kept, pops, info)
-	info.AddAnnotations(annotations(h))
-	var left []porcupine.Annotation
-	for _, o := range dropped {
-		left = append(left, porcupine.Annotation{
-			ClientId: client(o.process), Start: h.Events[o.invoke].Time, End: end,
-			Description: fmt.Sprintf("%s(%s) → ? (left out)", o.f, o.owner),
-			Details:     "timed out; whether it took effect cannot change the verdict, so the check left it out",
-		})
-	}
-	info.AddAnnotations(left)
+	info.AddAnnotations(holdAnnotations(h, kept, client))
+	info.AddAnnotations(nodeAnnotations(h))
+	info.AddAnnotations(leftOutAnnotations(h, dropped))
 	var buf bytes.Buffer
 	if err := porcupine.Visualize(lockModel, info, &buf); err == nil {
 		r.Files = []File{{Name: VisualisationFile, Data: buf.Bytes()}}
@@ -250,33 +243,6 @@ func holds(states any, owner string) bool {
 		}
 	}
 	return false
-}
-
-// annotations mark, beside the operations, when each node said it was in
-// the critical section and when the nemesis struck.
-func annotations(h *history.History) []porcupine.Annotation {
-	var out []porcupine.Annotation
-	claims, _ := csClaims(h)
-	for _, c := range claims {
-		out = append(out, porcupine.Annotation{
-			Tag: c.node, Start: c.from, End: c.to,
-			Description:     "in cs",
-			Details:         fmt.Sprintf("%s in the critical section from %s to %s", c.node, fmtTime(c.from), fmtTime(c.to)),
-			BackgroundColor: "#ffe0b3",
-		})
-	}
-	for _, e := range h.Events {
-		if e.Kind != history.KindNemesis {
-			continue
-		}
-		out = append(out, porcupine.Annotation{
-			Tag: "nemesis", Start: e.Time,
-			Description:     fmt.Sprintf("%s %s", e.What, e.Phase),
-			Details:         fmt.Sprintf("%s %s %s at %s", e.What, e.Phase, joinNames(e.Nodes), fmtTime(e.Time)),
-			BackgroundColor: "#f4b6b6",
-		})
-	}
-	return out
 }
 
 // relevant says, for each operation of ops, whether the checker must

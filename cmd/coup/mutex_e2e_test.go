@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"coup/checks"
+	"coup/harness/history"
 )
 
 // figures reads one check's figures from results.json.
@@ -28,12 +30,17 @@ func figures(t *testing.T, r results, name string) map[string]any {
 func TestMutexScenarios(t *testing.T) {
 	tests := []struct {
 		file    string
-		failing string // the check that must fail, if any
+		failing []string // the checks that must fail
+		checks  []string // the checks run; default checks.MutexDefaults
 	}{
-		{"token-ring.toml", ""},
-		{"token-ring-crash.toml", "mutex-progress"},
-		{"ricart-agrawala.toml", ""},
-		{"ricart-agrawala-crash.toml", "mutex-progress"},
+		{file: "token-ring.toml"},
+		{file: "token-ring-crash.toml", failing: []string{"mutex-progress"}},
+		{file: "ricart-agrawala.toml"},
+		{file: "ricart-agrawala-crash.toml", failing: []string{"mutex-progress"}},
+		{file: "centralised.toml"},
+		{file: "centralised-crash.toml"},
+		{file: "centralised-replace.toml", failing: []string{"mutex-linearizable", "mutex-cs"},
+			checks: []string{"mutex-linearizable", "mutex-cs", "mutex-fairness", "mutex-measures"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -42,31 +49,89 @@ func TestMutexScenarios(t *testing.T) {
 				t.Fatalf("exit %d, want 0\n%s%s", run.code, run.stdout, run.stderr)
 			}
 			name := strings.TrimSuffix(tt.file, ".toml")
-			res := readResults(t, filepath.Join(run.store, name, "latest"))
-			for _, c := range checks.MutexDefaults {
-				want := any(true)
-				if c == tt.failing {
-					want = false
-				}
+			latest := filepath.Join(run.store, name, "latest")
+			res := readResults(t, latest)
+			ran := tt.checks
+			if ran == nil {
+				ran = checks.MutexDefaults
+			}
+			for _, c := range ran {
+				want := any(!slices.Contains(tt.failing, c))
 				if got := checkValid(t, res, c); got != want {
 					t.Errorf("%s = %v, want %v", c, got, want)
 				}
 			}
-			if m := figures(t, res, "mutex-measures"); m["entries"] == 0.0 {
+			m := figures(t, res, "mutex-measures")
+			if m["entries"] == 0.0 {
 				t.Errorf("no entry into the critical section: %v", m)
 			}
-			// Ricart–Agrawala without faults costs exactly 2(N−1) messages
-			// per entry.
-			if name == "ricart-agrawala" {
-				if got := figures(t, res, "mutex-measures")["messages_per_entry"]; got != 8.0 {
+			switch name {
+			case "ricart-agrawala":
+				// Ricart–Agrawala without faults costs exactly 2(N−1)
+				// messages per entry.
+				if got := m["messages_per_entry"]; got != 8.0 {
 					t.Errorf("messages per entry %v, want 2(N−1) = 8", got)
 				}
 				if b := res.Stats.Messages.ByType; b["request"] != b["reply"] || b["request"] == 0 {
 					t.Errorf("messages by type %v, want as many replies as requests", b)
 				}
+			case "centralised":
+				// One request, one grant and one release per entry.
+				for _, typ := range []string{"request", "grant", "release"} {
+					if got := m["messages_per_entry_"+typ]; got != 1.0 {
+						t.Errorf("%s messages per entry %v, want 1", typ, got)
+					}
+				}
+			case "centralised-crash":
+				h := readHistory(t, latest)
+				if !nemesisHit(h, "crash", "n5") || !reported(h, "n4", history.ReportLeader, "n4") {
+					t.Error("the history does not show n5 crashed and n4 taking over")
+				}
+			case "centralised-replace":
+				h := readHistory(t, latest)
+				if !nemesisHit(h, "replace", "n5") {
+					t.Error("the history does not show n5 replaced")
+				}
+				page, err := os.ReadFile(filepath.Join(latest, checks.VisualisationFile))
+				if err != nil {
+					t.Fatalf("no visualisation: %v", err)
+				}
+				if !strings.Contains(string(page), `"Tag":"held twice"`) {
+					t.Errorf("%s does not mark the clients that held the lock together", checks.VisualisationFile)
+				}
 			}
 		})
 	}
+}
+
+func readHistory(t *testing.T, dir string) *history.History {
+	t.Helper()
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// nemesisHit reports whether the nemesis began a fault of that kind on
+// node.
+func nemesisHit(h *history.History, what, node string) bool {
+	for _, e := range h.Events {
+		if e.Kind == history.KindNemesis && e.What == what && slices.Contains(e.Nodes, node) {
+			return true
+		}
+	}
+	return false
+}
+
+// reported reports whether node made the report.
+func reported(h *history.History, node, what, value string) bool {
+	for _, e := range h.Events {
+		if e.Kind == history.KindReport && e.Node == node && e.What == what && e.Value == value {
+			return true
+		}
+	}
+	return false
 }
 
 // A lock that grants every acquire at once, whoever holds it: one sed

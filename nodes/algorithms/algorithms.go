@@ -7,6 +7,7 @@ import (
 
 	"coup/nodes"
 	"coup/nodes/bully"
+	"coup/nodes/centralised"
 	"coup/nodes/changroberts"
 	"coup/nodes/flood"
 	"coup/nodes/hirschbergsinclair"
@@ -21,6 +22,7 @@ import (
 // catalogue lists every built-in algorithm. A new algorithm is added here.
 var catalogue = index(
 	bully.Spec,
+	centralised.Spec,
 	changroberts.Spec,
 	flood.Spec, // the harness's own test traffic
 	ricartagrawala.Spec,

@@ -128,9 +128,15 @@ var Spec = nodes.Spec{
 		if err != nil {
 			return nil, err
 		}
-		return &Machine{p: params}, nil
+		return New(params), nil
 	},
 }
+
+// New returns a process with the given parameters, for algorithms that
+// run bully inside their own machine to elect a coordinator: they wrap the
+// Env they pass to Start to see its leader reports, and hand it the
+// messages and timers that are bully's.
+func New(p Params) *Machine { return &Machine{p: p} }
 
 // Bound is the most election, answer and coordinator messages one election
 // among n processes can cost while the timing assumptions hold and nobody

@@ -234,3 +234,78 @@ func TestBounds(t *testing.T) {
 		}
 	}
 }
+
+// wrapped is a machine that runs bully inside it, as New allows: it hands
+// bully an Env that copies the leader reports into its own belief.
+type wrapped struct {
+	*Machine
+	seen []string
+}
+
+type seeingEnv struct {
+	nodes.Env
+	w *wrapped
+}
+
+func (e seeingEnv) Report(r nodes.Report) {
+	e.Env.Report(r)
+	if r.What == "leader" {
+		e.w.seen = append(e.w.seen, r.Value)
+	}
+}
+
+func (w *wrapped) Start(env nodes.Env) { w.Machine.Start(seeingEnv{env, w}) }
+
+// New builds a process from parsed parameters that another machine can
+// run inside its own, seeing every leader report bully makes; the
+// parameters it was given are the ones it uses.
+func TestNewRunsInsideAnotherMachine(t *testing.T) {
+	var ws []*wrapped
+	spec := Spec
+	spec.New = func(p *nodes.Params) (nodes.Machine, error) {
+		params, err := ParseParams(p)
+		if err != nil {
+			return nil, err
+		}
+		w := &wrapped{Machine: New(params)}
+		ws = append(ws, w)
+		return w, nil
+	}
+	params := map[string]any{"t_trans": "100ms"}
+	net, err := nodetest.New(spec, 4, nil, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.Start()
+	net.RunFor(100 * time.Millisecond)
+	net.Crash("n4")
+	crashAt := net.Now()
+	net.RunFor(2 * time.Second)
+	checkAllTrust(t, net, "n3")
+	for i, w := range ws {
+		node := fmt.Sprintf("n%d", i+1)
+		var want []string
+		for _, r := range net.Reports {
+			if r.Node == node && r.What == "leader" {
+				want = append(want, r.Value)
+			}
+		}
+		if strings.Join(w.seen, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: the wrapper saw leaders %q, the network %q", node, w.seen, want)
+		}
+	}
+	// With Ttrans = 100ms (T = 205ms, not the default 25ms) the probe
+	// reply and n3's own election each take T: n3 takes over between 2T
+	// and a probe interval plus 3T after the crash.
+	p, _ := ParseParams(nodes.NewParams(params))
+	took := time.Duration(-1)
+	for _, r := range net.Reports {
+		if r.At > crashAt && r.Node == "n3" && r.What == "leader" && r.Value == "n3" {
+			took = r.At - crashAt
+			break
+		}
+	}
+	if took < 2*p.T() || took > p.ProbeEvery+3*p.T() {
+		t.Errorf("n3 took over %v after the crash, want between %v and %v", took, 2*p.T(), p.ProbeEvery+3*p.T())
+	}
+}
