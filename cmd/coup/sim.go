@@ -337,8 +337,9 @@ func simBench(f simFlags, args []string) int {
 		n = 20
 	}
 	runtime.GOMAXPROCS(1) // the figures are for one core
-	fmt.Println("per second of processor time, on one core; \"with checks\" counts the checks' time too")
-	fmt.Printf("%-38s %5s %10s %13s %13s %11s\n", "scenario", "runs", "deliveries", "deliveries/s", "with checks", "virt/real")
+	fmt.Println("deliveries per second of processor time on one core (\"with checks\": the checks' time counted too);")
+	fmt.Println("virtual time simulated per unit of wall time, checks aside")
+	fmt.Printf("%-38s %5s %10s %13s %13s %12s\n", "scenario", "runs", "deliveries", "deliveries/s", "with checks", "virtual/wall")
 	var total sim.Figures
 	for _, file := range files {
 		sc, err := scenario.Load(file)
@@ -367,7 +368,7 @@ func simBench(f simFlags, args []string) int {
 }
 
 func printFigures(name string, f sim.Figures) {
-	fmt.Printf("%-38s %5d %10d %13.0f %13.0f %10.0fx\n", name, f.Runs, f.Delivered, f.DeliveriesPerSecond(), f.DeliveriesPerSecondChecked(), f.Speedup())
+	fmt.Printf("%-38s %5d %10d %13.0f %13.0f %11.0fx\n", name, f.Runs, f.Delivered, f.DeliveriesPerSecond(), f.DeliveriesPerSecondChecked(), f.Speedup())
 }
 
 // progress is a sweep's progress: a bar redrawn in place on a terminal,

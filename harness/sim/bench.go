@@ -49,9 +49,9 @@ func (f Figures) DeliveriesPerSecondChecked() float64 {
 	return rate(float64(f.Delivered), f.sim()+f.checks())
 }
 
-// Speedup is the virtual time simulated per second of processor time (of
-// real time when processor time was not measured), checks aside.
-func (f Figures) Speedup() float64 { return rate(f.Virtual.Seconds(), f.sim()) }
+// Speedup is the virtual time simulated per second of real (wall) time,
+// checks aside.
+func (f Figures) Speedup() float64 { return rate(f.Virtual.Seconds(), f.Sim) }
 
 func (f Figures) sim() time.Duration {
 	if f.SimCPU > 0 {
