@@ -85,7 +85,7 @@ func (c *clients) reply(from string, env wire.Envelope) {
 	typ, value := history.OpOK, rb.Value
 	if rb.Type == "error" {
 		typ, value = history.OpInfo, rb.Text
-		if rb.Definite || (rb.Code != nil && definite(*rb.Code)) {
+		if rb.Definite || (rb.Code != nil && DefiniteCode(*rb.Code)) {
 			typ = history.OpFail
 		}
 	}
@@ -94,9 +94,9 @@ func (c *clients) reply(from string, env wire.Envelope) {
 	c.complete(rb.InReplyTo, typ, value)
 }
 
-// definite reports whether a Maelstrom error code means the operation
+// DefiniteCode reports whether a Maelstrom error code means the operation
 // surely did not happen.
-func definite(code int) bool {
+func DefiniteCode(code int) bool {
 	switch code {
 	case 1, 10, 11, 12, 14, 20, 21, 22, 30:
 		return true

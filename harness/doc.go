@@ -27,4 +27,9 @@
 // its deliveries until it is resumed; a pause is recorded only once all the
 // node wrote before it stopped has been read, so nothing a paused node does
 // is recorded while it is paused.
+//
+// The simulator (harness/sim) runs the same scenarios on a virtual clock,
+// with no process; it shares RunMeta, NewWorkload, Evaluate and Save with
+// Run, so that a simulated run's history, verdict and store folder are a
+// real run's.
 package harness

@@ -57,7 +57,7 @@ func TestEnqueueNeverBlocks(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("enqueue blocked on a full queue")
 	}
-	if got := r.router.counts[countDropped+".overflow"]; got != 3 {
+	if got := r.router.counts[CountDropped+".overflow"]; got != 3 {
 		t.Errorf("%d overflow drops, want 3", got)
 	}
 	drops := 0

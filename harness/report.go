@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -51,15 +50,6 @@ func WriteReportFile(path string, res *Results, h *history.History) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
-}
-
-// writeReport writes the run's report.html beside its results. A report
-// that cannot be written is logged, not fatal: the verdict stands without
-// it.
-func (r *run) writeReport(res *Results, h *history.History) {
-	if err := WriteReportFile(filepath.Join(r.dir, ReportFile), res, h); err != nil {
-		r.logf("report: %v", err)
-	}
 }
 
 type reportPage struct {

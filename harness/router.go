@@ -75,8 +75,8 @@ func (rt *router) send(env wire.Envelope) {
 	rt.mu.Lock()
 	rt.nextID++
 	id := rt.nextID
-	rt.counts[countSent]++
-	rt.counts[countSent+"."+mtype]++
+	rt.counts[CountSent]++
+	rt.counts[CountSent+"."+mtype]++
 	var now int64
 	if rt.record {
 		// Recording under the router's lock keeps the send events of one
@@ -88,7 +88,7 @@ func (rt *router) send(env wire.Envelope) {
 	}
 	fate := rt.nem.Decide(nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body}, time.Duration(now))
 	for range len(fate.Copies) - 1 {
-		rt.counts[countDuplicated]++
+		rt.counts[CountDuplicated]++
 		if rt.record {
 			r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
 		}
@@ -131,21 +131,21 @@ func (r *run) enqueue(m *member, d delivery) {
 // that a receiver's rejection can be matched with it.
 func (r *run) delivered(d delivery, to string) {
 	if d.corrupt != "" {
-		r.router.count(countCorrupted, countCorrupted+"."+d.corrupt)
+		r.router.count(CountCorrupted, CountCorrupted+"."+d.corrupt)
 		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt}
 		if r.router.record {
 			e.Body = string(d.body)
 		}
 		r.rec.Record(e)
 	}
-	r.router.count(countDelivered)
+	r.router.count(CountDelivered)
 	if r.router.record {
 		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
 	}
 }
 
 func (r *run) dropped(d delivery, to, reason string) {
-	r.router.count(countDropped, countDropped+"."+reason)
+	r.router.count(CountDropped, CountDropped+"."+reason)
 	if r.router.record {
 		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDrop, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: reason})
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +74,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 		}
 		opts.NodeCommand = []string{exe}
 	}
-	dir, err := newRunDir(opts.Store, sc.Name, time.Now())
+	dir, err := NewRunDir(opts.Store, sc.Name, time.Now())
 	if err != nil {
 		return nil, "", err
 	}
@@ -104,7 +103,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	r.watch = newWatcher()
 	r.rec.Subscribe(r.watch.push)
 	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
-	w, timeout := newWorkload(sc)
+	w, timeout := NewWorkload(sc)
 	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}}
 
 	runErr := r.execute(ctx)
@@ -130,14 +129,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 			res.ExitCode = ExitInput
 		}
 	}
-	if err := writeResults(dir, res); err != nil {
-		return res, dir, err
-	}
-	r.writeReport(res, h)
-	if err := writeCheckFiles(dir, res); err != nil {
-		return res, dir, err
-	}
-	if err := linkLatest(dir); err != nil {
+	if err := Save(dir, res, h, r.logf); err != nil {
 		return res, dir, err
 	}
 	return res, dir, nil
@@ -202,7 +194,7 @@ func (r *run) startAll() error {
 		}
 	}
 	r.zero = time.Now()
-	r.rec.Record(history.Event{Kind: history.KindMeta, Meta: meta(r.sc)})
+	r.rec.Record(history.Event{Kind: history.KindMeta, Meta: RunMeta(r.sc)})
 	close(r.gate)
 	for _, ready := range readies {
 		<-ready
@@ -225,7 +217,7 @@ func (r *run) shutdown() {
 	wg.Wait()
 	if left := r.router.queue.close(); left > 0 {
 		r.router.mu.Lock()
-		r.router.counts["messages.in_flight_at_end"] += int64(left)
+		r.router.counts[CountInFlight] += int64(left)
 		r.router.mu.Unlock()
 	}
 }
@@ -256,9 +248,10 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// meta is the meta event of a run. The history's time origin is the run's
-// zero, so the GST is the timely fault's at, as it is.
-func meta(sc *scenario.Scenario) *history.Meta {
+// RunMeta is the meta event of a run of sc (real or simulated). The
+// history's time origin is the run's zero, so the GST is the timely fault's
+// at, as it is.
+func RunMeta(sc *scenario.Scenario) *history.Meta {
 	m := &history.Meta{
 		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
@@ -283,9 +276,9 @@ func meta(sc *scenario.Scenario) *history.Meta {
 	return m
 }
 
-// newWorkload returns the scenario's workload and how long its clients
-// wait for an answer.
-func newWorkload(sc *scenario.Scenario) (workloads.Workload, time.Duration) {
+// NewWorkload returns the scenario's workload and how long its clients
+// wait for an answer (for real runs and simulated ones).
+func NewWorkload(sc *scenario.Scenario) (workloads.Workload, time.Duration) {
 	w, timeout := &sc.Workload, sc.Workload.Timeout.D
 	if timeout <= 0 {
 		timeout = scenario.DefaultOpTimeout
@@ -311,14 +304,6 @@ var cryptoRead = crand.Read
 // lookupSpec finds the built-in algorithm a scenario names, if any.
 func lookupSpec(sc *scenario.Scenario) (nodes.Spec, bool) {
 	return algorithms.Lookup(sc.Algorithm)
-}
-
-func writeResults(dir string, res *Results) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	return os.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644)
 }
 
 func (r *run) logf(format string, args ...any) {

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"coup/harness/history"
 )
 
 // The files of a run's store folder.
@@ -18,9 +21,9 @@ const (
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// newRunDir creates store/<scenario>/<timestamp>/ and returns its path. Two
+// NewRunDir creates store/<scenario>/<timestamp>/ and returns its path. Two
 // runs in the same millisecond get distinct folders.
-func newRunDir(root, scenario string, now time.Time) (string, error) {
+func NewRunDir(root, scenario string, now time.Time) (string, error) {
 	name := unsafeName.ReplaceAllString(scenario, "_")
 	base := filepath.Join(root, name)
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -40,6 +43,31 @@ func newRunDir(root, scenario string, now time.Time) (string, error) {
 			return "", fmt.Errorf("create store: %w", err)
 		}
 	}
+}
+
+// Save writes a judged run into its folder dir: results.json,
+// report.html and the files the checks made, and points
+// store/<scenario>/latest at dir. A report that cannot be written is
+// passed to logf, not fatal: the verdict stands without it.
+func Save(dir string, res *Results, h *history.History, logf func(format string, args ...any)) error {
+	if err := writeResults(dir, res); err != nil {
+		return err
+	}
+	if err := WriteReportFile(filepath.Join(dir, ReportFile), res, h); err != nil {
+		logf("report: %v", err)
+	}
+	if err := writeCheckFiles(dir, res); err != nil {
+		return err
+	}
+	return linkLatest(dir)
+}
+
+func writeResults(dir string, res *Results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644)
 }
 
 // linkLatest points store/<scenario>/latest at dir, replacing the link

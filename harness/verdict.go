@@ -186,13 +186,17 @@ func (r *Results) compare() {
 	}
 }
 
-// Counter keys kept by the harness and written on the end event.
+// Counter keys kept by the harness (and the simulator) and written on the
+// end event. Sent, dropped and corrupted messages are also counted under
+// "<key>.<type>", "<key>.<reason>" and "<key>.<how>", and operations under
+// "ops.<type>".
 const (
-	countSent       = "messages.sent"
-	countDelivered  = "messages.delivered"
-	countDropped    = "messages.dropped"
-	countDuplicated = "messages.duplicated"
-	countCorrupted  = "messages.corrupted"
+	CountSent       = "messages.sent"
+	CountDelivered  = "messages.delivered"
+	CountDropped    = "messages.dropped"
+	CountDuplicated = "messages.duplicated"
+	CountCorrupted  = "messages.corrupted"
+	CountInFlight   = "messages.in_flight_at_end"
 )
 
 // computeStats counts from the end event when there is one (it holds every
@@ -217,22 +221,22 @@ func computeStats(h *history.History) Stats {
 	}
 	for k, v := range counts {
 		switch {
-		case k == countSent:
+		case k == CountSent:
 			s.Messages.Sent = v
-		case k == countDelivered:
+		case k == CountDelivered:
 			s.Messages.Delivered = v
-		case k == countDropped:
+		case k == CountDropped:
 			s.Messages.Dropped = v
-		case k == countDuplicated:
+		case k == CountDuplicated:
 			s.Messages.Duplicated = v
-		case k == countCorrupted:
+		case k == CountCorrupted:
 			s.Messages.Corrupted = v
-		case strings.HasPrefix(k, countCorrupted+"."):
-			s.Messages.Corruptions[strings.TrimPrefix(k, countCorrupted+".")] = v
-		case strings.HasPrefix(k, countSent+"."):
-			s.Messages.ByType[strings.TrimPrefix(k, countSent+".")] = v
-		case strings.HasPrefix(k, countDropped+"."):
-			s.Messages.Drops[strings.TrimPrefix(k, countDropped+".")] = v
+		case strings.HasPrefix(k, CountCorrupted+"."):
+			s.Messages.Corruptions[strings.TrimPrefix(k, CountCorrupted+".")] = v
+		case strings.HasPrefix(k, CountSent+"."):
+			s.Messages.ByType[strings.TrimPrefix(k, CountSent+".")] = v
+		case strings.HasPrefix(k, CountDropped+"."):
+			s.Messages.Drops[strings.TrimPrefix(k, CountDropped+".")] = v
 		case strings.HasPrefix(k, "ops."):
 			s.Ops[strings.TrimPrefix(k, "ops.")] = v
 		}
@@ -249,18 +253,18 @@ func countEvents(h *history.History) map[string]int64 {
 		case history.KindMsg:
 			switch e.What {
 			case history.MsgSend:
-				c[countSent]++
-				c[countSent+"."+e.MType]++
+				c[CountSent]++
+				c[CountSent+"."+e.MType]++
 			case history.MsgDeliver:
-				c[countDelivered]++
+				c[CountDelivered]++
 			case history.MsgDrop:
-				c[countDropped]++
-				c[countDropped+"."+e.Reason]++
+				c[CountDropped]++
+				c[CountDropped+"."+e.Reason]++
 			case history.MsgDuplicate:
-				c[countDuplicated]++
+				c[CountDuplicated]++
 			case history.MsgCorrupt:
-				c[countCorrupted]++
-				c[countCorrupted+"."+e.Reason]++
+				c[CountCorrupted]++
+				c[CountCorrupted+"."+e.Reason]++
 			}
 		case history.KindOp:
 			c["ops."+e.Type]++

@@ -247,6 +247,15 @@ func (n *Nemesis) Heal(now time.Duration) []Action {
 // Decide returns the fate of a message sent at now (see Net.Decide).
 func (n *Nemesis) Decide(m Msg, now time.Duration) Fate { return n.net.Decide(m, now) }
 
+// DecideInto is Decide reusing buf for the copies (see Net.DecideInto).
+func (n *Nemesis) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
+	return n.net.DecideInto(buf, m, now)
+}
+
+// Alters reports whether Decide may alter the body of a message on l (see
+// Net.Alters).
+func (n *Nemesis) Alters(l Link) bool { return n.net.Alters(l) }
+
 // Apply carries out an action: a process action on the cluster, a link
 // action on the net. A skipped action does nothing.
 func (n *Nemesis) Apply(a Action, c Cluster) error {

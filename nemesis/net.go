@@ -132,7 +132,12 @@ func (n *Net) remove(name string) {
 //     fault's; the link keeps FIFO order unless a delay fault covers it;
 //  6. a joker sender alters the copy's payload (and its sum is redone);
 //     each corrupt fault alters it with its probability.
-func (n *Net) Decide(m Msg, now time.Duration) Fate {
+func (n *Net) Decide(m Msg, now time.Duration) Fate { return n.DecideInto(nil, m, now) }
+
+// DecideInto is Decide with the copies in buf's array when it is large
+// enough: a driver that is done with each fate before it asks for the next
+// (the simulator) reuses one buffer and allocates nothing.
+func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	l := m.Link
 	if t := n.timely(l); t != nil {
 		d := min(n.base(), t.delta)
@@ -144,7 +149,7 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate {
 		n.note(l, now+d)
 		c := Copy{Delay: d}
 		n.alter(&c, m, true)
-		return Fate{Copies: []Copy{c}}
+		return Fate{Copies: append(buf[:0], c)}
 	}
 	for _, r := range n.rules {
 		if r.kind == Partition && r.cut[l] {
@@ -166,7 +171,7 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate {
 	for _, r := range n.rules {
 		reorder = reorder || (r.kind == Delay && r.links.covers(l))
 	}
-	f := Fate{Copies: make([]Copy, copies)}
+	f := Fate{Copies: slices.Grow(buf[:0], copies)[:copies]}
 	for i := range f.Copies {
 		d := n.base()
 		for _, r := range n.rules {
@@ -184,6 +189,19 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate {
 		f.Copies[i] = c
 	}
 	return f
+}
+
+// Alters reports whether Decide may alter the body of a message on l: a
+// joker or a corruption covers the link. A driver that keeps messages as
+// values (the simulator) encodes a body only when it may be altered; the
+// fates do not depend on the body otherwise.
+func (n *Net) Alters(l Link) bool {
+	for _, r := range n.rules {
+		if (r.kind == Joker || r.kind == Corrupt) && r.links.covers(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // timely returns the timely fault covering l, if any.

@@ -352,3 +352,74 @@ func FuzzMutateField(f *testing.F) {
 		}
 	})
 }
+
+// Alters is true exactly when a joker or a corruption covers the link, and
+// a net whose Alters is false decides the same fates with or without the
+// body.
+func TestAlters(t *testing.T) {
+	tests := []struct {
+		name string
+		rule *rule
+		link Link
+		want bool
+	}{
+		{"none", nil, Link{"n1", "n2"}, false},
+		{"loss", &rule{name: "l", kind: Loss, links: links("n1"), p: 0.5}, Link{"n1", "n2"}, false},
+		{"corrupt covers", &rule{name: "c", kind: Corrupt, links: links("n1"), p: 0.5}, Link{"n2", "n1"}, true},
+		{"corrupt elsewhere", &rule{name: "c", kind: Corrupt, links: links("n3"), p: 0.5}, Link{"n1", "n2"}, false},
+		{"joker out", &rule{name: "j", kind: Joker, links: newSelector([]string{"n1"}, Out)}, Link{"n1", "n2"}, true},
+		{"joker not in", &rule{name: "j", kind: Joker, links: newSelector([]string{"n1"}, Out)}, Link{"n2", "n1"}, false},
+	}
+	for _, tt := range tests {
+		var rules []*rule
+		if tt.rule != nil {
+			rules = append(rules, tt.rule)
+		}
+		if got := netWith(1, rules...).Alters(tt.link); got != tt.want {
+			t.Errorf("%s: Alters(%v) = %v, want %v", tt.name, tt.link, got, tt.want)
+		}
+		if tt.want {
+			continue
+		}
+		with, without := netWith(9, rules...), netWith(9, rules...)
+		for i := 0; i < 200; i++ {
+			m := Msg{Link: tt.link, Type: "ping", Body: body}
+			a := with.Decide(m, time.Duration(i))
+			m.Body = nil
+			b := without.Decide(m, time.Duration(i))
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s: message %d: fate %+v with the body, %+v without", tt.name, i, a, b)
+			}
+		}
+	}
+}
+
+// DecideInto gives the fates Decide gives, and with a buffer large enough
+// it allocates nothing.
+func TestDecideInto(t *testing.T) {
+	rules := func() []*rule {
+		return []*rule{
+			{name: "d", kind: Duplicate, links: links("n1"), p: 0.5},
+			{name: "l", kind: Loss, links: links("n2"), p: 0.3},
+		}
+	}
+	a, b := netWith(3, rules()...), netWith(3, rules()...)
+	var buf []Copy
+	for i := 0; i < 500; i++ {
+		m := msg("n1", "n2")
+		m.Body = nil
+		want := a.Decide(m, time.Duration(i))
+		got := b.DecideInto(buf, m, time.Duration(i))
+		buf = got.Copies
+		if !reflect.DeepEqual(got.Drop, want.Drop) || !reflect.DeepEqual(append([]Copy{}, got.Copies...), append([]Copy{}, want.Copies...)) {
+			t.Fatalf("message %d: DecideInto gave %+v, Decide %+v", i, got, want)
+		}
+	}
+	n := netWith(5, rules()...)
+	buf = make([]Copy, 0, 4)
+	m := msg("n1", "n3")
+	m.Body = nil
+	if allocs := testing.AllocsPerRun(200, func() { buf = n.DecideInto(buf, m, 0).Copies }); allocs != 0 {
+		t.Errorf("DecideInto allocated %v times per message, want 0", allocs)
+	}
+}

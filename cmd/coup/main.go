@@ -4,6 +4,7 @@
 //
 //	coup run FILE|DIR...        run scenarios
 //	coup check HISTORY          re-check a stored history
+//	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
 //	coup node --algo NAME       the built-in node program
 //	coup algorithms             list the built-in algorithms
 //
@@ -25,6 +26,12 @@ usage:
   coup run [--store DIR] [--repeat N] [--quiet] FILE|DIR...
                                  run scenarios (a DIR runs every *.toml in it)
   coup check [--json] HISTORY    re-check a stored history.jsonl
+  coup sim FILE [--seed S] [--seeds N [--first]] [--check-determinism]
+                                 simulate a scenario's built-in algorithm on a
+                                 virtual clock: one seed (saved in the store),
+                                 a sweep of seeds, or a determinism check
+  coup sim --bench [--seeds N] FILE|DIR...
+                                 measure the simulator's speed
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
   coup algorithms                list the built-in algorithms
@@ -47,6 +54,8 @@ func run(args []string) int {
 		return runCmd(args[1:])
 	case "check":
 		return checkCmd(args[1:])
+	case "sim":
+		return simCmd(args[1:])
 	case "node":
 		return nodeCmd(args[1:])
 	case "algorithms":

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"sort"
+	"time"
+
+	"coup/harness/history"
+	"coup/nodes"
+	"coup/workloads"
+)
+
+// clients drives the workload on the virtual clock (workloads.Clients), as
+// the real harness's clients do on the real one: an invocation is recorded
+// and its request handed to the node at once; the answer, or the timeout,
+// completes it.
+type clients struct {
+	s       *Sim
+	w       workloads.Workload
+	timeout time.Duration
+	nextID  int
+	pending map[int]*pendingOp
+	stopped bool
+}
+
+type pendingOp struct {
+	process, node, f string
+}
+
+var _ workloads.Clients = (*clients)(nil)
+
+// After calls fn at d after the run's zero (now, if that has passed).
+func (c *clients) After(d time.Duration, fn func()) {
+	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: &extra{fn: fn}})
+}
+
+// Invoke records an invocation and sends the request.
+func (c *clients) Invoke(process, node, f, value string) {
+	s := c.s
+	c.nextID++
+	id := c.nextID
+	s.record(history.Event{Kind: history.KindOp, Process: process, Type: history.OpInvoke, F: f, Node: node, Value: value})
+	s.cnt.ops[history.OpInvoke]++
+	c.pending[id] = &pendingOp{process: process, node: node, f: f}
+	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
+	if n := s.byName[node]; n != nil {
+		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: nodes.Request{Client: process, ID: id, Op: f, Value: value}}})
+	}
+}
+
+// complete records the end of an operation, once.
+func (c *clients) complete(id int, typ, value string) {
+	op, ok := c.pending[id]
+	if !ok {
+		return // already timed out, or an answer to nobody
+	}
+	delete(c.pending, id)
+	s := c.s
+	s.record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
+	s.cnt.ops[typ]++
+	if !c.stopped {
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, At: s.now})
+	}
+}
+
+// stop ends the workload: no more callbacks; every pending operation is
+// recorded as info, in the order they were invoked.
+func (c *clients) stop() {
+	c.stopped = true
+	ids := make([]int, 0, len(c.pending))
+	for id := range c.pending {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		c.complete(id, history.OpInfo, "run ended")
+	}
+}

@@ -1,0 +1,54 @@
+// Package sim is coup's deterministic simulator: it runs a scenario's
+// built-in algorithm in one process, every node's state machine on one
+// virtual clock, and writes the same history as a real run, judged by the
+// same checks.
+//
+// What it simulates, and how:
+//
+//   - Nodes: each node is a nodes.Machine built by the algorithm's Spec,
+//     driven as nodes/process drives it in a real process: Start, then one
+//     input at a time (Receive, Timeout, Request). Timers run on the
+//     virtual clock, scaled by the node's clock rate. A panic in a machine
+//     ends its incarnation as a real process's exit would.
+//   - Messages travel as Go values: nothing is encoded unless the nemesis
+//     may alter the message (a corruption or a joker covers its link), in
+//     which case the receiver gets what a real node would: the line is
+//     parsed, the sum checked when checksums are on, the body decoded, and
+//     what fails is rejected and reported with the message id.
+//   - Faults: the same nemesis as real runs (package nemesis) decides every
+//     message's fate and every process fault, on the same schedule for the
+//     same seed. Crash and pause are immediate; a paused node receives
+//     nothing and its timers do not fire until it resumes, when the timers
+//     that expired fire and what arrived meanwhile is delivered, in order. A
+//     restart takes a seeded time drawn from Config.Restart, as a real
+//     process takes to start, during which messages to the node are dropped
+//     as to a node that is down, and the nemesis driver waits, as a real
+//     driver blocks in Restart.
+//   - Clients: the scenario's workload through workloads.Clients, with
+//     requests handed to the node at once and answers recorded at once.
+//   - Time: every happening is an item in one queue ordered by virtual time,
+//     ties broken by the order the items were queued; the nemesis's due
+//     actions go before items of the same time. Nothing reads the real
+//     clock.
+//   - Randomness: every choice comes from sources seeded by the seed: the
+//     nemesis's streams (the net's fates and each fault's schedule and
+//     targets), each node's Env.Rand (seeded as a real node's), the
+//     workload's, and the restart times. Maps are never iterated where the
+//     order could show.
+//
+// So a seed gives one history, always: Hash covers every field of every
+// event, and Twice checks it. Seeds sweeps many seeds in parallel; each
+// Sim is independent.
+//
+// Algorithm tests may use a Sim as their network (New, RunUntil, Leaders,
+// Crash, Pause, ...): the same fault model as scenarios, with no process.
+//
+// The driving loop of Run:
+//
+//	Start: meta event; start every node in ring order; start the workload
+//	RunUntil(Duration): repeat
+//	    let the nemesis observe what was recorded and carry out what is due
+//	    (unless it waits for a restart); then run the earliest item
+//	Finish: the nemesis's last pass at Duration; the heal; the recovery
+//	    window; StopTime later, stop every node and record the end event
+package sim

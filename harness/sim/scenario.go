@@ -1,0 +1,155 @@
+package sim
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"coup/harness"
+	"coup/harness/history"
+	"coup/harness/scenario"
+	"coup/nodes/algorithms"
+)
+
+// ErrForeign is the error for a scenario whose nodes are a foreign program
+// (its command key): the simulator runs built-in state machines only.
+var ErrForeign = errors.New("the simulator runs built-in algorithms only, and this scenario runs a foreign node program (command); use coup run")
+
+// FromScenario is the simulator's configuration of a scenario run with a
+// seed (the scenario's own, or another to sweep or replay): everything the
+// real harness would give its nodes, nemesis and workload.
+func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
+	if sc.Command != nil {
+		return Config{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
+	}
+	spec, ok := algorithms.Lookup(sc.Algorithm)
+	if !ok {
+		return Config{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
+	}
+	seeded := *sc
+	seeded.Seed = seed
+	w, timeout := harness.NewWorkload(&seeded)
+	return Config{
+		Spec: spec, Nodes: sc.NodeNames(), IDs: sc.IDs, Params: sc.Params, Seed: seed,
+		Checksums: sc.ChecksumsOn(),
+		Latency:   sc.Network.Latency.D, Jitter: sc.Network.Jitter.D, FIFO: sc.Network.IsFIFO(),
+		Faults:   sc.NemesisFaults(),
+		Duration: sc.Duration.D, Recovery: sc.Recovery.D,
+		RecordMessages: sc.RecordMessages(),
+		Workload:       w, OpTimeout: timeout,
+		Meta: harness.RunMeta(&seeded),
+	}, nil
+}
+
+// Options configure Simulate.
+type Options struct {
+	// Store, when set, is the store's root: the run is saved in
+	// <Store>/<scenario>/<timestamp>/ as a real run is (history.jsonl,
+	// results.json, report.html, harness.log) and <scenario>/latest points
+	// at it. Empty: nothing is written.
+	Store string
+	// Hash computes the history's hash (Outcome.Hash) even without a store.
+	Hash bool
+	// EventsHint is Config.EventsHint: how many events to expect.
+	EventsHint int
+	// RoundTrip passes every message through the algorithm's codec
+	// (Config.RoundTrip).
+	RoundTrip bool
+}
+
+// Outcome is one simulated run of a scenario, judged.
+type Outcome struct {
+	Seed    int64
+	Results *harness.Results
+	History *history.History
+	// Hash is the SHA-256 of the history's JSON lines: the sha256sum of
+	// its history.jsonl (set with a store, or when asked).
+	Hash string
+	// Rehash is the hash of a second run with the same seed (Twice).
+	Rehash string
+	// Dir is the run's store folder ("" without a store).
+	Dir   string
+	Stats Stats
+	// Wall is the real time the simulation took; Checks the real time the
+	// checks took.
+	Wall, Checks time.Duration
+
+	array []history.Event // where the events are kept, for Recycle
+}
+
+// Simulate runs a scenario in the simulator with a seed and checks its
+// history with the same checks as a real run.
+func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error) {
+	cfg, err := FromScenario(sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RoundTrip, cfg.EventsHint = opts.RoundTrip, opts.EventsHint
+	out := &Outcome{Seed: seed}
+	var hf *os.File
+	var bw *bufio.Writer
+	if opts.Store != "" {
+		if out.Dir, err = harness.NewRunDir(opts.Store, sc.Name, time.Now()); err != nil {
+			return nil, err
+		}
+		if hf, err = os.Create(filepath.Join(out.Dir, harness.HistoryFile)); err != nil {
+			return nil, fmt.Errorf("create history: %w", err)
+		}
+		defer hf.Close()
+		logf, err := os.Create(filepath.Join(out.Dir, harness.HarnessLog))
+		if err != nil {
+			return nil, fmt.Errorf("create log: %w", err)
+		}
+		defer logf.Close()
+		bw = bufio.NewWriterSize(logf, 64<<10)
+		defer bw.Flush()
+		cfg.History, cfg.Log = hf, bw
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.File, err)
+	}
+	start := time.Now()
+	h, err := s.Run()
+	out.Wall = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	out.History, out.Stats, out.array = h, s.Stats(), s.rec.array()
+	start = time.Now()
+	if out.Results, err = harness.Evaluate(h); err != nil {
+		return nil, err
+	}
+	out.Checks = time.Since(start)
+	if opts.Store != "" || opts.Hash {
+		out.Hash = Hash(h.Events)
+	}
+	if opts.Store != "" {
+		if err := harness.Save(out.Dir, out.Results, h, s.logf); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Hash is the SHA-256, in hex, of events written as a history file is
+// (each event's JSON and a newline): every field of every event counts, and
+// it equals the sha256sum of the history.jsonl they were read from.
+func Hash(events []history.Event) string {
+	h := sha256.New()
+	for i := range events {
+		b, err := json.Marshal(&events[i])
+		if err != nil {
+			panic(fmt.Sprintf("sim: encode event %d: %v", i, err)) // events always encode
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
