@@ -16,6 +16,19 @@ func fmtTime(ns int64) string {
 	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
 }
 
+// fmtSpan says when an interval was: "from 1.203s to 1.250s (47ms)", or,
+// when both ends round to the same millisecond, "at 0.307s, for 430µs".
+// until, when set, replaces the end's time in the sentence.
+func fmtSpan(from, to int64, until string) string {
+	if until == "" {
+		until = fmtTime(to)
+	}
+	if fmtTime(from) == fmtTime(to) && until == fmtTime(to) {
+		return fmt.Sprintf("at %s, for %s", fmtTime(from), fmtDur(to-from))
+	}
+	return fmt.Sprintf("from %s to %s (%s)", fmtTime(from), until, fmtDur(to-from))
+}
+
 // fmtDur formats a length of time, rounded to the millisecond when it is at
 // least one: "47ms", "1.5s", "300ns".
 func fmtDur(ns int64) string {

@@ -132,8 +132,8 @@ func mutexCS(h *history.History) Result {
 	if p := pausedDuring(h, a, from, to); p != nil {
 		state = fmt.Sprintf("still live (paused at %s)", fmtTime(p.Time))
 	}
-	r.Explanation = fmt.Sprintf("%s and %s were both in the critical section from %s to %s (%s): ",
-		a.node, b.node, fmtTime(from), until, fmtDur(to-from))
+	r.Explanation = fmt.Sprintf("%s and %s were both in the critical section %s: ",
+		a.node, b.node, fmtSpan(from, to, until))
 	if a.from == b.from {
 		r.Explanation += fmt.Sprintf("both entered at %s", fmtTime(b.from))
 	} else {

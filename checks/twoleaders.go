@@ -131,8 +131,8 @@ func twoLeaders(h *history.History) Result {
 	}
 	sortEvents(r.Evidence)
 
-	r.Explanation = fmt.Sprintf("%s and %s both believed they were the leader from %s to %s (%s): ",
-		a.node, b.node, fmtTime(from), until, fmtDur(to-from))
+	r.Explanation = fmt.Sprintf("%s and %s both believed they were the leader %s: ",
+		a.node, b.node, fmtSpan(from, to, until))
 	if a.from == b.from {
 		r.Explanation += fmt.Sprintf("%s%s and %s%s both claimed leadership at %s",
 			a.node, claimContext(h, a, from, to), b.node, claimContext(h, b, from, to), fmtTime(b.from))

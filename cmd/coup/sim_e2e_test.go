@@ -62,17 +62,20 @@ func TestSimOneSeed(t *testing.T) {
 func TestSimSweepFindsTheRace(t *testing.T) {
 	file := scenarioPath(t, filepath.Join("sim", "bully-replace-race.toml"))
 	sweep := coup(t, "sim", file, "--seed", "1", "--seeds", "1000", "--quiet")
-	m := regexp.MustCompile(`replay the first: (coup sim \S+ --seed (\d+))\s+\(history sha256 ([0-9a-f]{16})\)`).FindStringSubmatch(sweep.stdout)
-	if m == nil || !strings.Contains(sweep.stdout, "the expected violation (valid=false) occurred at") {
+	if sweep.code != 1 {
+		t.Errorf("the sweep exited %d, want 1 (the scenario's claim of safety is refuted)", sweep.code)
+	}
+	m := regexp.MustCompile(`(?m)^seed (\d+): valid=false, unexpected.*\n  replay: (coup sim \S+ --seed (\d+))\s+\(history sha256 ([0-9a-f]{16})\)`).FindStringSubmatch(sweep.stdout)
+	if m == nil || m[1] != m[3] {
 		t.Fatalf("no violation found in the sweep:\n%s", sweep.stdout)
 	}
-	args := strings.Fields(m[1])[1:]
+	args := strings.Fields(m[2])[1:]
 	replay := coup(t, args...)
-	if replay.code != 0 {
-		t.Fatalf("%s: exit %d\n%s", m[1], replay.code, replay.stdout)
+	if replay.code != 1 {
+		t.Fatalf("%s: exit %d, want 1 (the violation again)\n%s", m[2], replay.code, replay.stdout)
 	}
-	if h := hashLine.FindStringSubmatch(replay.stdout); h == nil || h[1] != m[3] {
-		t.Errorf("the sweep printed history %s for seed %s, the replay %v", m[3], m[2], h)
+	if h := hashLine.FindStringSubmatch(replay.stdout); h == nil || h[1] != m[4] {
+		t.Errorf("the sweep printed history %s for seed %s, the replay %v", m[4], m[1], h)
 	}
 }
 
@@ -83,10 +86,10 @@ func TestSimSweepFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The same cluster, claimed safe: a race is now a failure.
-	claim := strings.Replace(string(src), "valid = false", "valid = true", 1)
+	// A copy of the race scenario: the cluster is claimed safe, so a race
+	// is a failure.
 	file := filepath.Join(t.TempDir(), "claim.toml")
-	if err := os.WriteFile(file, []byte(claim), 0o644); err != nil {
+	if err := os.WriteFile(file, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := coup(t, "sim", file, "--seed", "1", "--seeds", "1000", "--first", "--quiet")

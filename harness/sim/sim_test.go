@@ -113,7 +113,7 @@ func TestBullyReplaceRaceFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if replay.Hash != hash || replay.Results.Outcome != harness.AsExpected {
+	if replay.Hash != hash || replay.Results.Outcome != harness.Unexpected {
 		t.Errorf("seed %d: the sweep saw history %s, the replay %s (%s)", found, hash, replay.Hash, replay.Results.Outcome)
 	}
 	b, err := os.ReadFile(filepath.Join(replay.Dir, harness.HistoryFile))
