@@ -250,8 +250,15 @@ func (m *Machine) intact(payload, stage string, definite bool) bool {
 	}
 	m.env.Report(nodes.Report{What: "payload", Value: "corrupt"})
 	m.finish()
+	// Code 14 (abort) says by itself that nothing happened, which holds
+	// only before the leader was announced; after it, 13 (crash) leaves the
+	// outcome open.
+	code := nodes.CodeAbort
+	if !definite {
+		code = nodes.CodeCrash
+	}
 	m.env.Fail(m.req, nodes.Error{
-		Code: nodes.CodeAbort, Definite: definite,
+		Code: code, Definite: definite,
 		Text: fmt.Sprintf("payload corrupt after %s: checksum %08x, want %08x", stage, PayloadSum(payload), m.sum),
 	})
 	return false

@@ -172,7 +172,7 @@ func TestCorruptPayloadAtGatheringIsCaught(t *testing.T) {
 		t.Errorf("payload reports %v, want n1:corrupt", got)
 	}
 	r := onlyReply(t, net)
-	if r.OK || !r.Err.Definite || !strings.Contains(r.Err.Text, "payload corrupt after gathering") {
+	if r.OK || !r.Err.Definite || r.Err.Code != nodes.CodeAbort || !strings.Contains(r.Err.Text, "payload corrupt after gathering") {
 		t.Errorf("reply %+v, want a definite error naming the corrupt payload", r)
 	}
 	if net.Sent["coordinator"] != 0 {
@@ -192,7 +192,7 @@ func TestCorruptPayloadAtConfirmationIsCaught(t *testing.T) {
 		t.Errorf("payload reports %v, want n2:corrupt", got)
 	}
 	r := onlyReply(t, net)
-	if r.OK || r.Err.Definite || !strings.Contains(r.Err.Text, "payload corrupt after confirmation") {
+	if r.OK || r.Err.Definite || r.Err.Code != nodes.CodeCrash || !strings.Contains(r.Err.Text, "payload corrupt after confirmation") {
 		t.Errorf("reply %+v, want an indeterminate error naming the corrupt payload", r)
 	}
 }
