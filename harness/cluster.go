@@ -38,9 +38,10 @@ type delivery struct {
 	mtype string
 	line  []byte
 	// corrupt says how the nemesis altered the body ("" if it did not);
-	// body is the altered body, for the history.
+	// body is the altered body and detail what changed, for the history.
 	corrupt string
 	body    []byte
+	detail  string
 }
 
 // member is one node of the cluster, across its incarnations.

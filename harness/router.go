@@ -106,6 +106,7 @@ func (rt *router) send(env wire.Envelope) {
 		e.ID = id
 		if c.Body != nil {
 			e.Body, dc.corrupt, dc.body = c.Body, c.Corrupt, c.Body
+			dc.detail = nemesis.Change(env.Body, c.Body)
 			if c.Resum && e.Sum != "" {
 				e.Sum = wire.Sum(c.Body)
 			}
@@ -132,7 +133,7 @@ func (r *run) enqueue(m *member, d delivery) {
 func (r *run) delivered(d delivery, to string) {
 	if d.corrupt != "" {
 		r.router.count(CountCorrupted, CountCorrupted+"."+d.corrupt)
-		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt}
+		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt, Detail: d.detail}
 		if r.router.record {
 			e.Body = string(d.body)
 		}

@@ -218,3 +218,53 @@ func mutateValue(v []byte, rng *rand.Rand) ([]byte, bool) {
 	}
 	return strconv.AppendFloat(nil, g, 'g', -1, 64), true
 }
+
+// Change describes in a few words how altered differs from body, for the
+// history: the top-level field whose value changed (`field "payload": "a"
+// → "b"`) while the JSON stayed valid, or else the bit that flipped (`bit 2 of byte 17: 'a' →
+// 'e'`). It returns "" when the two are equal.
+func Change(body, altered []byte) string {
+	i := 0
+	for i < len(body) && i < len(altered) && body[i] == altered[i] {
+		i++
+	}
+	if i == len(body) && i == len(altered) {
+		return ""
+	}
+	was, ok1 := members(body)
+	now, ok2 := members(altered)
+	if ok1 && ok2 && len(was) == len(now) && isObject(body) && json.Valid(altered) {
+		for k, s := range was {
+			t := now[k]
+			if s.key == t.key && (s.start <= i && i <= s.end) {
+				return "field " + strconv.Quote(s.key) + ": " + clip(body[s.start:s.end]) + " → " + clip(altered[t.start:t.end])
+			}
+		}
+	}
+	if len(body) == len(altered) && bytes.Equal(body[i+1:], altered[i+1:]) {
+		if x := body[i] ^ altered[i]; x&(x-1) == 0 {
+			bit := 0
+			for x>>bit != 1 {
+				bit++
+			}
+			return "bit " + strconv.Itoa(bit) + " of byte " + strconv.Itoa(i) + ": " +
+				strconv.QuoteRune(rune(body[i])) + " → " + strconv.QuoteRune(rune(altered[i]))
+		}
+	}
+	j := 0
+	for j < len(body)-i && j < len(altered)-i && body[len(body)-1-j] == altered[len(altered)-1-j] {
+		j++
+	}
+	return "bytes " + strconv.Itoa(i) + "–" + strconv.Itoa(len(body)-j) + ": " + clip(body[i:len(body)-j]) + " → " + clip(altered[i:len(altered)-j])
+}
+
+// clip shows at most 60 bytes of a value.
+func clip(b []byte) string {
+	if len(b) == 0 {
+		return "(nothing)"
+	}
+	if len(b) > 60 {
+		return string(b[:60]) + "…"
+	}
+	return string(b)
+}

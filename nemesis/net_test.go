@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -421,5 +422,37 @@ func TestDecideInto(t *testing.T) {
 	m.Body = nil
 	if allocs := testing.AllocsPerRun(200, func() { buf = n.DecideInto(buf, m, 0).Copies }); allocs != 0 {
 		t.Errorf("DecideInto allocated %v times per message, want 0", allocs)
+	}
+}
+
+func TestChange(t *testing.T) {
+	body := []byte(`{"type":"coordinator","leader":"n2","payload":"n1/1/abc"}`)
+	for _, c := range []struct{ altered, want string }{
+		{`{"type":"coordinator","leader":"n2","payload":"n1/1/abd"}`, `field "payload": "n1/1/abc" → "n1/1/abd"`},
+		{`{"type":"coordinator","leader":"n3","payload":"n1/1/abc"}`, `field "leader": "n2" → "n3"`},
+		{`{"type":"coordinator","leader":"n2","payload":"n1/1/abc"}`, ``},
+		// One bit of the quote at 8 flipped: the JSON broke.
+		{`{"type":#coordinator","leader":"n2","payload":"n1/1/abc"}`, `bit 0 of byte 8: '"' → '#'`},
+		{`{"type":"coordinator","leader":"n2","payload":"n1/1/abc"`, `bytes 56–57: } → (nothing)`},
+	} {
+		if got := Change(body, []byte(c.altered)); got != c.want {
+			t.Errorf("Change(%s) = %q, want %q", c.altered, got, c.want)
+		}
+	}
+	// Every mutation names a field; every flip that breaks the JSON names a
+	// bit.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		m, ok := MutateField(body, rng)
+		if !ok {
+			t.Fatal("MutateField found nothing to change")
+		}
+		if got := Change(body, m); !strings.HasPrefix(got, "field ") {
+			t.Errorf("Change after a mutation to %s = %q", m, got)
+		}
+		if f := FlipBit(body, rng); !json.Valid(f) && !strings.HasPrefix(Change(body, f), "bit ") {
+			got := Change(body, f)
+			t.Errorf("Change after a bit flip = %q", got)
+		}
 	}
 }

@@ -59,7 +59,7 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 		it.at = s.now + c.Delay
 		it.x = nil
 		if c.Body != nil {
-			x := &extra{body: c.Body, how: c.Corrupt}
+			x := &extra{body: c.Body, how: c.Corrupt, detail: nemesis.Change(body, c.Body)}
 			if s.cfg.Checksums {
 				x.sum = wire.Sum(body)
 				if c.Resum {
@@ -94,7 +94,7 @@ func (s *Sim) handOver(n *node, it *item) {
 	if it.x != nil {
 		s.cnt.corrupted++
 		s.cnt.corruptBy[it.x.how]++
-		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: it.id, Src: from, Dest: n.name, MType: mtype, Reason: it.x.how}
+		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: it.id, Src: from, Dest: n.name, MType: mtype, Reason: it.x.how, Detail: it.x.detail}
 		if s.cfg.RecordMessages {
 			e.Body = string(it.x.body)
 		}

@@ -39,9 +39,10 @@ type item struct {
 type extra struct {
 	// A corrupted copy: its altered body, how it was altered, and the sum
 	// its envelope carries ("" without checksums).
-	body []byte
-	how  string
-	sum  string
+	body   []byte
+	how    string
+	detail string
+	sum    string
 	// A client request, a control message's rate, a workload callback.
 	req  nodes.Request
 	rate float64
