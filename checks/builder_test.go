@@ -135,6 +135,14 @@ func (b *hb) corrupt(id, t int64, body string) *hb {
 	return b.add(e)
 }
 
+// how says, on the last event (a corrupt one), how the body was altered
+// and what changed.
+func (b *hb) how(reason, detail string) *hb {
+	e := &b.events[len(b.events)-1]
+	e.Reason, e.Detail = reason, detail
+	return b
+}
+
 // msg sends a message at t and delivers it at t+1.
 func (b *hb) msg(id int64, src, dest, mtype string, t int64) *hb {
 	return b.send(id, src, dest, mtype, t).deliver(id, t+1)

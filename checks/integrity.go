@@ -193,11 +193,16 @@ func integrity(h *history.History) Result {
 		r.Evidence = []history.Event{*d.corrupt, *d.deliver}
 		sortEvents(r.Evidence)
 		sums := fmt.Sprintf("the nodes were verifying checksums, so %s's check missed the change or %s does not report what it rejects", d.node, d.node)
-		if !h.Meta.Checksums {
+		by := "corrupted by the nemesis"
+		switch {
+		case d.corrupt.Reason == "joker":
+			by = "altered by a joker, " + d.corrupt.Src + ","
+			sums = "the joker summed the altered message again, so its per-message checksum holds and only an end-to-end check of the payload can catch the change"
+		case !h.Meta.Checksums:
 			sums = "the nodes were not verifying checksums (checksums = false), so a corruption that keeps the JSON valid cannot be caught"
 		}
-		r.Explanation = fmt.Sprintf("%s was corrupted by the nemesis at %s%s and delivered to %s at %s, which did not reject it: %s acted on a corrupted message; %s",
-			msgText(d.corrupt, d.deliver), fmtTime(d.corrupt.Time), changeText(d.corrupt), d.node, fmtTime(d.deliver.Time), d.node, sums)
+		r.Explanation = fmt.Sprintf("%s was %s at %s%s and delivered to %s at %s, which did not reject it: %s acted on a corrupted message; %s",
+			msgText(d.corrupt, d.deliver), by, fmtTime(d.corrupt.Time), changeText(d.corrupt), d.node, fmtTime(d.deliver.Time), d.node, sums)
 		if len(accepted) > 1 {
 			r.Explanation += fmt.Sprintf("; %d of %d deliveries of corrupted messages were accepted", len(accepted), len(s.deliveries))
 		}

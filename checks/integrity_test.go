@@ -53,6 +53,14 @@ func TestIntegrity(t *testing.T) {
 			explain:  []string{`message 1 (election, n1→n2) was corrupted by the nemesis at 0.020s (body now {"type":"election","id":9}) and delivered to n2 at 0.021s, which did not reject it: n2 acted on a corrupted message; the nodes were verifying checksums, so n2's check missed the change`},
 		},
 		{
+			name: "a joker's alteration accepted",
+			h: base().send(1, "n3", "n1", "election", 20).corrupt(1, 20, "").how("joker", `field "payload": "n1/1/ab" → "n1/1/xb"`).
+				deliver(1, 21).stops(300, n3...).end(300).h(),
+			want:    False,
+			nodes:   []string{"n3", "n1"},
+			explain: []string{`message 1 (election, n3→n1) was altered by a joker, n3, at 0.020s (field "payload": "n1/1/ab" → "n1/1/xb") and delivered to n1 at 0.021s, which did not reject it: n1 acted on a corrupted message; the joker summed the altered message again, so its per-message checksum holds and only an end-to-end check of the payload can catch the change`},
+		},
+		{
 			name:    "a corrupted message accepted without checksums",
 			h:       hit(hist(n3...).starts(0, n3...).agree("n3", 10, n3...)).stops(300, n3...).end(300).h(),
 			want:    False,

@@ -129,8 +129,8 @@ func mutexCS(h *history.History) Result {
 	}
 	sortEvents(r.Evidence)
 	state := "still live"
-	if p := pausedDuring(h, a, from, to); p != nil {
-		state = fmt.Sprintf("still live (paused at %s)", fmtTime(p.Time))
+	if p, end := pausedDuring(h, a, from, to); p != nil {
+		state = "still live (" + pauseText(p, end) + ")"
 	}
 	r.Explanation = fmt.Sprintf("%s and %s were both in the critical section %s: ",
 		a.node, b.node, fmtSpan(from, to, until))

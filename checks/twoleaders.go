@@ -158,8 +158,8 @@ func claimContext(h *history.History, c *claim, from, to int64) string {
 		parts = append(parts, fmt.Sprintf("restarted under the same id at %s after it %s at %s",
 			fmtTime(c.start.Time), downWord(c.restart), fmtTime(c.restart.Time)))
 	}
-	if p := pausedDuring(h, c, from, to); p != nil {
-		parts = append(parts, fmt.Sprintf("paused at %s, it kept that belief: a paused node is still live", fmtTime(p.Time)))
+	if p, end := pausedDuring(h, c, from, to); p != nil {
+		parts = append(parts, pauseText(p, end)+", it kept that belief: a paused node is still live")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -188,29 +188,45 @@ func overlapEnd(ender *claim) string {
 	return fmt.Sprintf("; the overlap ended when %s %s at %s", ender.node, downWord(e), at)
 }
 
+// pauseText says when a pause began and ended: "paused from 0.300s to
+// 0.600s".
+func pauseText(p, end *history.Event) string {
+	switch {
+	case end == nil:
+		return "paused at " + fmtTime(p.Time)
+	case end.What == history.ProcResume:
+		return fmt.Sprintf("paused from %s to %s", fmtTime(p.Time), fmtTime(end.Time))
+	case end.What == history.ProcStart:
+		return fmt.Sprintf("paused at %s until it was started again at %s", fmtTime(p.Time), fmtTime(end.Time))
+	}
+	return fmt.Sprintf("paused at %s until it %s at %s", fmtTime(p.Time), downWord(end), fmtTime(end.Time))
+}
+
 // pausedDuring returns the pause of c's node that was in force at some
-// instant of (from, to), or nil if the node ran throughout.
-func pausedDuring(h *history.History, c *claim, from, to int64) *history.Event {
+// instant of (from, to), and the event that ended it (its resume, or the
+// node going down; nil if the history ends first), or nil if the node ran
+// throughout.
+func pausedDuring(h *history.History, c *claim, from, to int64) (pause, end *history.Event) {
 	p := c.paused
 	for i := c.at + 1; i < len(h.Events); i++ {
 		e := &h.Events[i]
-		if e.Time >= to {
-			break
-		}
 		if e.Kind != history.KindProcess || e.Node != c.node {
 			continue
 		}
 		switch e.What {
 		case history.ProcPause:
-			if p == nil {
+			if p == nil && e.Time < to {
 				p = e
 			}
 		case history.ProcResume, history.ProcStart, history.ProcCrash, history.ProcExit, history.ProcStop:
-			if p != nil && e.Time > from {
-				return p // it ran again, or went down, within the interval
+			if p != nil && (e.Time > from || e.Time >= to) {
+				return p, e // it ran again, or went down, within the interval or after it
 			}
 			p = nil
 		}
+		if p == nil && e.Time >= to {
+			break
+		}
 	}
-	return p
+	return p, nil
 }

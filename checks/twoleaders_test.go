@@ -70,7 +70,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(30), To: ms(50)},
 			evidence: []int64{4, 6, 7},
 			overlaps: 1,
-			explain:  []string{"n1 claimed leadership at 0.010s (paused at 0.015s, it kept that belief: a paused node is still live), and n2 claimed it at 0.030s while n1's claim still stood; the overlap ended when n1 crashed at 0.050s"},
+			explain:  []string{"n1 claimed leadership at 0.010s (paused at 0.015s until it crashed at 0.050s, it kept that belief: a paused node is still live), and n2 claimed it at 0.030s while n1's claim still stood; the overlap ended when n1 crashed at 0.050s"},
 		},
 		{
 			name: "a leader paused during the overlap",
@@ -80,7 +80,7 @@ func TestTwoLeaders(t *testing.T) {
 			interval: &Interval{From: ms(30), To: ms(61)},
 			evidence: []int64{4, 5, 8},
 			overlaps: 1,
-			explain:  []string{"(paused at 0.040s, it kept that belief", "the overlap ended when n1 stepped down at 0.061s (it then believed in n2)"},
+			explain:  []string{"(paused from 0.040s to 0.060s, it kept that belief", "the overlap ended when n1 stepped down at 0.061s (it then believed in n2)"},
 		},
 		{
 			name: "a leader paused and resumed before the overlap is not said to be paused",
