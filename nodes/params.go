@@ -61,6 +61,16 @@ func (p *Params) Duration(key string, def time.Duration) (time.Duration, error) 
 	return 0, &ParamError{key, fmt.Sprintf("want a duration string like \"150ms\", got %v", v)}
 }
 
+// PositiveDuration returns a duration parameter that must be more than zero
+// (a period or a timeout).
+func (p *Params) PositiveDuration(key string, def time.Duration) (time.Duration, error) {
+	d, err := p.Duration(key, def)
+	if err == nil && d <= 0 {
+		err = &ParamError{key, fmt.Sprintf("must be more than zero, got %s", d)}
+	}
+	return d, err
+}
+
 // Int returns an integer parameter.
 func (p *Params) Int(key string, def int) (int, error) {
 	v, ok := p.get(key)

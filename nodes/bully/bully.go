@@ -31,7 +31,6 @@
 package bully
 
 import (
-	"fmt"
 	"time"
 
 	"coup/nodes"
@@ -92,27 +91,19 @@ func (p Params) T() time.Duration { return 2*p.TTrans + p.TProcess }
 func ParseParams(p *nodes.Params) (Params, error) {
 	var out Params
 	var err error
-	if out.TTrans, err = positive(p, "t_trans", 10*time.Millisecond); err != nil {
+	if out.TTrans, err = p.PositiveDuration("t_trans", 10*time.Millisecond); err != nil {
 		return out, err
 	}
 	if out.TProcess, err = p.Duration("t_process", 5*time.Millisecond); err != nil {
 		return out, err
 	}
-	if out.TPrime, err = positive(p, "t_prime", 2*out.T()+out.TProcess); err != nil {
+	if out.TPrime, err = p.PositiveDuration("t_prime", 2*out.T()+out.TProcess); err != nil {
 		return out, err
 	}
-	if out.ProbeEvery, err = positive(p, "probe_every", 50*time.Millisecond); err != nil {
+	if out.ProbeEvery, err = p.PositiveDuration("probe_every", 50*time.Millisecond); err != nil {
 		return out, err
 	}
 	return out, p.Unused()
-}
-
-func positive(p *nodes.Params, key string, def time.Duration) (time.Duration, error) {
-	d, err := p.Duration(key, def)
-	if err == nil && d <= 0 {
-		err = &nodes.ParamError{Key: key, Err: fmt.Sprintf("must be more than zero, got %s", d)}
-	}
-	return d, err
 }
 
 // Spec describes the algorithm to the drivers.

@@ -25,7 +25,6 @@
 package omegaetc
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -57,24 +56,16 @@ type Params struct {
 func ParseParams(p *nodes.Params) (Params, error) {
 	var out Params
 	var err error
-	if out.Eta, err = positive(p, "eta", 20*time.Millisecond); err != nil {
+	if out.Eta, err = p.PositiveDuration("eta", 20*time.Millisecond); err != nil {
 		return out, err
 	}
-	if out.Timeout, err = positive(p, "timeout", 3*out.Eta); err != nil {
+	if out.Timeout, err = p.PositiveDuration("timeout", 3*out.Eta); err != nil {
 		return out, err
 	}
-	if out.Step, err = positive(p, "step", out.Eta); err != nil {
+	if out.Step, err = p.PositiveDuration("step", out.Eta); err != nil {
 		return out, err
 	}
 	return out, p.Unused()
-}
-
-func positive(p *nodes.Params, key string, def time.Duration) (time.Duration, error) {
-	d, err := p.Duration(key, def)
-	if err == nil && d <= 0 {
-		err = &nodes.ParamError{Key: key, Err: fmt.Sprintf("must be more than zero, got %s", d)}
-	}
-	return d, err
 }
 
 // Spec describes the algorithm to the drivers. There is no per-election

@@ -31,7 +31,6 @@
 package omegaminimal
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -64,21 +63,13 @@ type Params struct {
 func ParseParams(p *nodes.Params) (Params, error) {
 	var out Params
 	var err error
-	if out.Eta, err = positive(p, "eta", 20*time.Millisecond); err != nil {
+	if out.Eta, err = p.PositiveDuration("eta", 20*time.Millisecond); err != nil {
 		return out, err
 	}
-	if out.Unit, err = positive(p, "unit", 10*time.Millisecond); err != nil {
+	if out.Unit, err = p.PositiveDuration("unit", 10*time.Millisecond); err != nil {
 		return out, err
 	}
 	return out, p.Unused()
-}
-
-func positive(p *nodes.Params, key string, def time.Duration) (time.Duration, error) {
-	d, err := p.Duration(key, def)
-	if err == nil && d <= 0 {
-		err = &nodes.ParamError{Key: key, Err: fmt.Sprintf("must be more than zero, got %s", d)}
-	}
-	return d, err
 }
 
 // Spec describes the algorithm to the drivers. There is no per-election

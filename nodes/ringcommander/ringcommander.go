@@ -84,21 +84,13 @@ type Params struct {
 func ParseParams(p *nodes.Params) (Params, error) {
 	var out Params
 	var err error
-	if out.GatherTimeout, err = positive(p, "gather_timeout", 300*time.Millisecond); err != nil {
+	if out.GatherTimeout, err = p.PositiveDuration("gather_timeout", 300*time.Millisecond); err != nil {
 		return out, err
 	}
-	if out.ConfirmTimeout, err = positive(p, "confirm_timeout", 300*time.Millisecond); err != nil {
+	if out.ConfirmTimeout, err = p.PositiveDuration("confirm_timeout", 300*time.Millisecond); err != nil {
 		return out, err
 	}
 	return out, p.Unused()
-}
-
-func positive(p *nodes.Params, key string, def time.Duration) (time.Duration, error) {
-	d, err := p.Duration(key, def)
-	if err == nil && d <= 0 {
-		err = &nodes.ParamError{Key: key, Err: fmt.Sprintf("must be more than zero, got %s", d)}
-	}
-	return d, err
 }
 
 // Spec describes the algorithm to the drivers.
