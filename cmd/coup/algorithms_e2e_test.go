@@ -6,7 +6,9 @@ package main
 // history.
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,18 +99,25 @@ func seq(from, to int) []int {
 }
 
 // The commander answers the client with the winner and reports the payload
-// intact; when a node dies, it fails the operation naming the stage.
+// intact; when a node dies, or a corrupted message is rejected on the way,
+// it fails the operation naming the stage; when a joker alters the payload,
+// it reports the payload corrupt and fails the operation at once.
 func TestRingCommanderClientOperations(t *testing.T) {
 	for _, tt := range []struct {
 		file, typ, value, payload string
 		leaders                   map[string]string
+		rejected                  []string // nodes that report a rejection
 	}{
 		{"ring-commander.toml", history.OpOK, "n2", "intact",
-			map[string]string{"n1": "n2", "n2": "n2", "n3": "n2", "n4": "n2", "n5": "n2"}},
+			map[string]string{"n1": "n2", "n2": "n2", "n3": "n2", "n4": "n2", "n5": "n2"}, nil},
 		{"ring-commander-gathering-crash.toml", history.OpFail, "gathering timed out", "",
-			map[string]string{}},
+			map[string]string{}, nil},
 		{"ring-commander-confirmation-crash.toml", history.OpFail, "confirmation timed out", "",
-			map[string]string{"n1": "n5", "n2": "n5", "n3": "n5"}},
+			map[string]string{"n1": "n5", "n2": "n5", "n3": "n5"}, nil},
+		{"ring-commander-corrupt.toml", history.OpFail, "gathering timed out", "",
+			map[string]string{}, []string{"n4"}},
+		{"ring-commander-joker.toml", history.OpFail, "payload corrupt after gathering", "corrupt",
+			map[string]string{}, nil},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			_, h := runScenario(t, tt.file)
@@ -128,6 +137,15 @@ func TestRingCommanderClientOperations(t *testing.T) {
 			}
 			if !slices.Equal(payload, want) {
 				t.Errorf("payload reports %v, want %v", payload, want)
+			}
+			var rejected []string
+			for _, e := range h.Events {
+				if e.Kind == history.KindReport && e.What == history.ReportRejected {
+					rejected = append(rejected, e.Node)
+				}
+			}
+			if !slices.Equal(rejected, tt.rejected) {
+				t.Errorf("rejections reported by %v, want %v", rejected, tt.rejected)
 			}
 			got := finalLeaders(h)
 			if len(got) != len(tt.leaders) {
@@ -177,5 +195,66 @@ func TestBullyCoordinatorElectCrash(t *testing.T) {
 		if n != "n4" && n != "n5" && l != "n3" {
 			t.Errorf("%s ends trusting %q, want n3", n, l)
 		}
+	}
+}
+
+// The two-leader violations of the bully scenarios are explained in words a
+// person can follow without the code: who claimed when, why the old claim
+// still stood (paused, or restarted under the same id), and how the overlap
+// ended. coup run prints the explanation and results.json holds the same
+// sentence with the events that show it.
+func TestBullyTwoLeadersExplained(t *testing.T) {
+	const tm = `\d+\.\d{3}s`
+	for _, tt := range []struct {
+		file string
+		want string
+	}{
+		{"bully-coordinator-paused.toml",
+			`n5 and n4 both believed they were the leader from ` + tm + ` to ` + tm + ` \(\d+ms\): ` +
+				`n5 claimed leadership at ` + tm + ` \(paused from 0\.3\d\ds to 0\.6\d\ds, it kept that belief: a paused node is still live\), ` +
+				`and n4 claimed it at ` + tm + ` while n5's claim still stood; ` +
+				`the overlap ended when n4 stepped down at ` + tm + ` \(it then believed in n5\)`},
+		{"bully-coordinator-replaced.toml",
+			`n4 and n5 both believed they were the leader from ` + tm + ` to ` + tm + ` \((\d+ms|\d+µs)\): ` +
+				`n4 claimed leadership at ` + tm + `, and n5 claimed it at ` + tm + ` \(restarted under the same id at ` + tm + ` after it crashed at 0\.3\d\ds\) while n4's claim still stood; ` +
+				`the overlap ended when n4 stepped down at ` + tm + ` \(it then believed in n5\)`},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			run := coup(t, "run", scenarioPath(t, tt.file))
+			if run.code != 0 {
+				t.Fatalf("exit %d, want 0 (the violation is expected)\n%s%s", run.code, run.stdout, run.stderr)
+			}
+			re := regexp.MustCompile(`two-leaders false +(.*)`)
+			m := re.FindStringSubmatch(run.stdout)
+			if m == nil {
+				t.Fatalf("no two-leaders line in the output:\n%s", run.stdout)
+			}
+			printed := m[1]
+			if !regexp.MustCompile(`^` + tt.want + `$`).MatchString(printed) {
+				t.Errorf("explanation\n  %s\ndoes not read as\n  %s", printed, tt.want)
+			}
+			latest := filepath.Join(run.store, strings.TrimSuffix(tt.file, ".toml"), "latest")
+			var c struct {
+				Explanation string          `json:"explanation"`
+				Nodes       []string        `json:"nodes"`
+				Evidence    []history.Event `json:"evidence"`
+			}
+			if err := json.Unmarshal(readResults(t, latest).Checks["two-leaders"], &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Explanation != printed {
+				t.Errorf("results.json explanation %q, printed %q", c.Explanation, printed)
+			}
+			// The evidence: both claims and the event that ended the overlap.
+			leaders := 0
+			for _, e := range c.Evidence {
+				if e.Kind == history.KindReport && e.What == history.ReportLeader && e.Value == e.Node {
+					leaders++
+				}
+			}
+			if leaders != 2 || len(c.Evidence) != 3 || len(c.Nodes) != 2 {
+				t.Errorf("evidence %+v for nodes %v, want two claims and the end of the overlap", c.Evidence, c.Nodes)
+			}
+		})
 	}
 }
