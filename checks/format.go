@@ -33,8 +33,11 @@ func fmtSpan(from, to int64, until string) string {
 // least one: "47ms", "1.5s", "300ns".
 func fmtDur(ns int64) string {
 	d := time.Duration(ns)
-	if d >= time.Millisecond {
+	switch {
+	case d >= time.Millisecond:
 		d = d.Round(time.Millisecond)
+	case d >= time.Microsecond:
+		d = d.Round(time.Microsecond)
 	}
 	return d.String()
 }
