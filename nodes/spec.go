@@ -1,5 +1,7 @@
 package nodes
 
+import "io"
+
 // Spec describes a built-in algorithm.
 type Spec struct {
 	// Name is the algorithm's name in scenarios ("chang-roberts").
@@ -26,6 +28,12 @@ type Spec struct {
 	// *ParamError (or wrap one) for a bad parameter, and call p.Unused()
 	// so that unknown parameters are rejected.
 	New func(p *Params) (Machine, error)
+	// Program, when set, is a node program that is not a state machine: it
+	// keeps its own clock and goroutines (the memberlist gossip node). It
+	// speaks the node protocol on in and out and logs to log. New then
+	// only validates the parameters and returns a nil Machine; such an
+	// algorithm runs only as a real process, never in the simulator.
+	Program func(in io.Reader, out, log io.Writer) error
 }
 
 // The kinds of algorithm.

@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -256,5 +257,21 @@ func TestBullyTwoLeadersExplained(t *testing.T) {
 				t.Errorf("evidence %+v for nodes %v, want two claims and the end of the overlap", c.Evidence, c.Nodes)
 			}
 		})
+	}
+}
+
+// The memberlist nodes gossip through coup's network (every kind of their
+// traffic is counted by the router), and a partition leaves two groups,
+// each trusting its own highest member, as the scenario says.
+func TestMemberlistPartitionSplitsViews(t *testing.T) {
+	res, h := runScenario(t, "memberlist-partition.toml")
+	for _, typ := range []string{"packet", "open", "data", "close"} {
+		if res.Stats.Messages.ByType[typ] == 0 {
+			t.Errorf("no %s message went through the router: %v", typ, res.Stats.Messages.ByType)
+		}
+	}
+	want := map[string]string{"n1": "n3", "n2": "n3", "n3": "n3", "n4": "n5", "n5": "n5"}
+	if got := finalLeaders(h); !maps.Equal(got, want) {
+		t.Errorf("final leaders %v, want %v", got, want)
 	}
 }

@@ -26,7 +26,13 @@ func nodeCmd(args []string) int {
 		return harness.ExitInput
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
-	if err := process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec}); err != nil {
+	run := func() error {
+		return process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec})
+	}
+	if spec.Program != nil {
+		run = func() error { return spec.Program(os.Stdin, os.Stdout, os.Stderr) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "coup node: %v\n", err)
 		return 1
 	}

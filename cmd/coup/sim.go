@@ -352,8 +352,8 @@ func simBench(f simFlags, args []string) int {
 			from = f.seed
 		}
 		figs, err := sim.Bench(sc, from, n)
-		if errors.Is(err, sim.ErrForeign) {
-			fmt.Printf("%-38s skipped: a foreign node program\n", sc.Name)
+		if errors.Is(err, sim.ErrNotSimulable) {
+			fmt.Printf("%-38s skipped: not a state machine (a foreign program, or real processes only)\n", sc.Name)
 			continue
 		}
 		if err != nil {

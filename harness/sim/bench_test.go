@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"coup/harness/scenario"
+	"coup/nodes/algorithms"
 )
 
 // catalogue loads every scenario of the catalogue that the simulator runs
-// (those of a built-in algorithm), from scenarios/ and scenarios/sim/.
+// (those of a built-in state-machine algorithm), from scenarios/ and scenarios/sim/.
 func catalogue(tb testing.TB) []*scenario.Scenario {
 	tb.Helper()
 	var out []*scenario.Scenario
@@ -23,7 +24,7 @@ func catalogue(tb testing.TB) []*scenario.Scenario {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			if sc.Command == nil {
+			if spec, ok := algorithms.Lookup(sc.Algorithm); sc.Command == nil && ok && spec.Program == nil {
 				out = append(out, sc)
 			}
 		}

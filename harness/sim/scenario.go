@@ -17,9 +17,17 @@ import (
 	"coup/nodes/algorithms"
 )
 
+// ErrNotSimulable is wrapped by the errors for scenarios the simulator
+// cannot run: it runs built-in state machines only.
+var ErrNotSimulable = errors.New("the simulator runs built-in state machines only")
+
 // ErrForeign is the error for a scenario whose nodes are a foreign program
-// (its command key): the simulator runs built-in state machines only.
-var ErrForeign = errors.New("the simulator runs built-in algorithms only, and this scenario runs a foreign node program (command); use coup run")
+// (its command key).
+var ErrForeign = fmt.Errorf("%w, and this scenario runs a foreign node program (command); use coup run", ErrNotSimulable)
+
+// ErrRealOnly is the error for a built-in algorithm that is not a state
+// machine (memberlist).
+var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and goroutines, so it runs only as real processes; use coup run", ErrNotSimulable)
 
 // FromScenario is the simulator's configuration of a scenario run with a
 // seed (the scenario's own, or another to sweep or replay): everything the
@@ -31,6 +39,9 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 	spec, ok := algorithms.Lookup(sc.Algorithm)
 	if !ok {
 		return Config{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
+	}
+	if spec.Program != nil {
+		return Config{}, fmt.Errorf("%s: algorithm %s: %w", sc.File, sc.Algorithm, ErrRealOnly)
 	}
 	seeded := *sc
 	seeded.Seed = seed

@@ -201,7 +201,8 @@ func TestStore(t *testing.T) {
 	}
 }
 
-// A scenario whose nodes are a foreign program cannot be simulated.
+// A scenario whose nodes are a foreign program cannot be simulated, nor
+// can a built-in algorithm that is not a state machine.
 func TestForeignRejected(t *testing.T) {
 	sc, err := scenario.Parse("foreign.toml", "algorithm = \"mine\"\nelects = \"max\"\ncommand = [\"./mynode\"]\nnodes = 3\n")
 	if err != nil {
@@ -209,6 +210,13 @@ func TestForeignRejected(t *testing.T) {
 	}
 	if _, err := Simulate(sc, 1, Options{}); !errors.Is(err, ErrForeign) {
 		t.Errorf("got %v, want ErrForeign", err)
+	}
+	sc, err = scenario.Parse("gossip.toml", "algorithm = \"memberlist\"\nnodes = 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Simulate(sc, 1, Options{}); !errors.Is(err, ErrRealOnly) || !errors.Is(err, ErrNotSimulable) {
+		t.Errorf("got %v, want ErrRealOnly", err)
 	}
 }
 

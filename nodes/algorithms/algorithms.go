@@ -10,6 +10,7 @@ import (
 	"coup/nodes/centralised"
 	"coup/nodes/changroberts"
 	"coup/nodes/flood"
+	"coup/nodes/gossip"
 	"coup/nodes/hirschbergsinclair"
 	"coup/nodes/lelann"
 	"coup/nodes/omegaetc"
@@ -25,6 +26,7 @@ var catalogue = index(
 	centralised.Spec,
 	changroberts.Spec,
 	flood.Spec, // the harness's own test traffic
+	gossip.Spec,
 	ricartagrawala.Spec,
 	tokenring.Spec,
 	hirschbergsinclair.Spec,

@@ -18,8 +18,8 @@ func TestCatalogue(t *testing.T) {
 		if !ok || spec.Name != name {
 			t.Fatalf("Lookup(%q) = %q, %v", name, spec.Name, ok)
 		}
-		if spec.Summary == "" || spec.Codec == nil || spec.New == nil {
-			t.Errorf("%s: summary, codec and New are required", name)
+		if spec.Summary == "" || (spec.Codec == nil) != (spec.Program != nil) || spec.New == nil {
+			t.Errorf("%s: summary, New, and a codec or else a program are required", name)
 		}
 		if !topologies[spec.Topology] {
 			t.Errorf("%s: topology %q, want ring, bidirectional ring or complete", name, spec.Topology)
@@ -34,8 +34,8 @@ func TestCatalogue(t *testing.T) {
 		if spec.Bound != nil && spec.Bound(5, 5) < 5 {
 			t.Errorf("%s: Bound(5, 5) = %d, less than one message per node", name, spec.Bound(5, 5))
 		}
-		if spec.IsMutex() || name == "flood" {
-			continue // no leader to elect: tested in their own packages
+		if spec.IsMutex() || name == "flood" || spec.Program != nil {
+			continue // no leader to elect, or no machine: tested in their own packages
 		}
 		if spec.Elects != "max" && spec.Elects != "min" {
 			t.Errorf("%s: elects %q, want max or min", name, spec.Elects)
@@ -80,6 +80,9 @@ func FuzzReceive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, name := range Names() {
 			spec, _ := Lookup(name)
+			if spec.Codec == nil {
+				continue // a node program, not a machine
+			}
 			msg, err := spec.Codec.Decode([]byte(body))
 			if err != nil {
 				continue

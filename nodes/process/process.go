@@ -178,29 +178,16 @@ func (n *node) handleInit(env wire.Envelope) {
 		reply(wire.ReplyBody{Type: "error", InReplyTo: in.MsgID, Code: &code, Text: err.Error(), Definite: true})
 		n.fatal = err
 	}
-	if in.NodeID == "" || len(in.NodeIDs) == 0 {
-		fail(errors.New("init: node_id and node_ids are required"))
-		return
-	}
-	if len(in.IDs) != 0 && len(in.IDs) != len(in.NodeIDs) {
-		fail(fmt.Errorf("init: %d ids for %d nodes", len(in.IDs), len(in.NodeIDs)))
-		return
-	}
-	if in.Algorithm != "" && in.Algorithm != n.spec.Name {
-		fail(fmt.Errorf("init: asked to run %q, but this node runs %q", in.Algorithm, n.spec.Name))
+	if err := CheckInit(&in, n.spec.Name); err != nil {
+		fail(err)
 		return
 	}
 	n.self = in.NodeID
 	n.log = n.log.With().Str("node", n.self).Logger()
 	n.all = in.NodeIDs
-	n.ids = make(map[string]int, len(in.NodeIDs))
+	n.ids = ElectionIDs(&in)
 	n.peers = make(map[string]bool, len(in.NodeIDs))
-	for i, id := range in.NodeIDs {
-		if len(in.IDs) > 0 {
-			n.ids[id] = in.IDs[i]
-		} else {
-			n.ids[id] = DefaultID(id)
-		}
+	for _, id := range in.NodeIDs {
 		if id != n.self {
 			n.peers[id] = true
 		}
@@ -222,6 +209,35 @@ func (n *node) handleInit(env wire.Envelope) {
 	reply(map[string]any{"type": "init_ok", "in_reply_to": in.MsgID})
 	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Float64("clock_rate", n.rate).Msg("initialised")
 	n.m.Start(n)
+}
+
+// CheckInit returns the error for an init message that a node running algo
+// cannot take: no node ids, ids that do not match them, or another
+// algorithm.
+func CheckInit(in *wire.InitBody, algo string) error {
+	switch {
+	case in.NodeID == "" || len(in.NodeIDs) == 0:
+		return errors.New("init: node_id and node_ids are required")
+	case len(in.IDs) != 0 && len(in.IDs) != len(in.NodeIDs):
+		return fmt.Errorf("init: %d ids for %d nodes", len(in.IDs), len(in.NodeIDs))
+	case in.Algorithm != "" && in.Algorithm != algo:
+		return fmt.Errorf("init: asked to run %q, but this node runs %q", in.Algorithm, algo)
+	}
+	return nil
+}
+
+// ElectionIDs returns each node's election id: the one init gives, or else
+// DefaultID.
+func ElectionIDs(in *wire.InitBody) map[string]int {
+	ids := make(map[string]int, len(in.NodeIDs))
+	for i, id := range in.NodeIDs {
+		if len(in.IDs) > 0 {
+			ids[id] = in.IDs[i]
+		} else {
+			ids[id] = DefaultID(id)
+		}
+	}
+	return ids
 }
 
 // DefaultID is the election id of a node that the scenario gave none: the

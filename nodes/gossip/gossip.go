@@ -1,0 +1,443 @@
+// Package gossip is the memberlist gossip node: SWIM membership (HashiCorp's
+// memberlist) with the leader taken to be the live member with the highest
+// election id. It is not a state machine: memberlist keeps its own clock and
+// goroutines, so it runs only as a real process, never in the simulator.
+//
+// Every byte memberlist sends goes through the harness as node-protocol
+// messages (see transport.go): its packets as "packet", its streams as
+// "open", "data" and "close". So partitions, loss, delay, duplication and
+// corruption reach it like any other node. Nothing listens on any address.
+//
+// Each node joins every other at start. A member that stops answering
+// probes is suspected and then declared dead; each node reports as leader
+// the highest election id among itself and the members it believes alive.
+// During a partition each side declares the other dead and elects its own
+// leader. memberlist does not reach out to dead members unless told to
+// (gossip_to_the_dead), so after the partition heals the views stay split,
+// unless the nodes rejoin (rejoin_every).
+package gossip
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+
+	"coup/nodes"
+	"coup/nodes/process"
+	"coup/nodes/wire"
+)
+
+// Params are the node's parameters, from the scenario's [params] table. The
+// defaults are memberlist's local-network ones scaled down tenfold, to suit
+// runs of a few seconds on one machine.
+type Params struct {
+	// ProbeInterval ("probe_interval"): how often a member probes another.
+	// Default 100ms.
+	ProbeInterval time.Duration
+	// ProbeTimeout ("probe_timeout"): how long a probe waits for its ack.
+	// Default 50ms.
+	ProbeTimeout time.Duration
+	// GossipInterval ("gossip_interval"): how often a member gossips.
+	// Default 20ms.
+	GossipInterval time.Duration
+	// SuspicionMult ("suspicion_mult"): a suspect is declared dead after
+	// suspicion_mult · log10(n) probe intervals (at least one). Default 2.
+	SuspicionMult int
+	// PushPullInterval ("push_pull_interval"): how often a member syncs
+	// its whole state with a random live member over a stream; "0s": never.
+	// Default 0s.
+	PushPullInterval time.Duration
+	// GossipToTheDead ("gossip_to_the_dead"): how long members still
+	// gossip to a member they declared dead, which lets it refute. Default
+	// 0s.
+	GossipToTheDead time.Duration
+	// RejoinEvery ("rejoin_every"): how often a node joins again every node
+	// it does not believe alive; "0s": never. Default 0s.
+	RejoinEvery time.Duration
+	// StreamTimeout ("stream_timeout"): how long a stream operation (a join,
+	// a push-pull, a fallback probe) may take. Default 500ms.
+	StreamTimeout time.Duration
+}
+
+// ParseParams reads the parameters, with their defaults.
+func ParseParams(p *nodes.Params) (Params, error) {
+	var out Params
+	var err error
+	for _, d := range []struct {
+		key string
+		to  *time.Duration
+		def time.Duration
+	}{
+		{"probe_interval", &out.ProbeInterval, 100 * time.Millisecond},
+		{"probe_timeout", &out.ProbeTimeout, 50 * time.Millisecond},
+		{"gossip_interval", &out.GossipInterval, 20 * time.Millisecond},
+		{"stream_timeout", &out.StreamTimeout, 500 * time.Millisecond},
+	} {
+		if *d.to, err = p.PositiveDuration(d.key, d.def); err != nil {
+			return out, err
+		}
+	}
+	for _, d := range []struct {
+		key string
+		to  *time.Duration
+	}{
+		{"push_pull_interval", &out.PushPullInterval},
+		{"gossip_to_the_dead", &out.GossipToTheDead},
+		{"rejoin_every", &out.RejoinEvery},
+	} {
+		if *d.to, err = p.Duration(d.key, 0); err != nil {
+			return out, err
+		}
+	}
+	if out.SuspicionMult, err = p.Int("suspicion_mult", 2); err != nil {
+		return out, err
+	}
+	if out.SuspicionMult < 1 {
+		return out, &nodes.ParamError{Key: "suspicion_mult", Err: fmt.Sprintf("must be at least 1, got %d", out.SuspicionMult)}
+	}
+	if out.ProbeTimeout >= out.ProbeInterval {
+		return out, &nodes.ParamError{Key: "probe_timeout", Err: fmt.Sprintf("must be shorter than probe_interval (%s), got %s", out.ProbeInterval, out.ProbeTimeout)}
+	}
+	return out, p.Unused()
+}
+
+// Name is the algorithm's name in scenarios.
+const Name = "memberlist"
+
+// Spec describes the node to the harness.
+var Spec = nodes.Spec{
+	Name:     Name,
+	Summary:  "SWIM membership (memberlist); the leader is the highest live member; real processes only",
+	Topology: "complete",
+	Elects:   "max",
+	Codec:    nil,
+	New: func(p *nodes.Params) (nodes.Machine, error) {
+		_, err := ParseParams(p)
+		return nil, err
+	},
+	Program: Run,
+}
+
+// Run is the node program: it speaks the node protocol on in and out until
+// in ends.
+func Run(in io.Reader, out, logw io.Writer) error {
+	n := &node{
+		out: bufio.NewWriterSize(out, 32<<10),
+		log: zerolog.New(logw).With().Timestamp().Str("algo", Name).Logger(),
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), process.MaxLine)
+	for sc.Scan() {
+		if err := n.handleLine(sc.Bytes()); err != nil {
+			return err
+		}
+		if err := n.writeErr(); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		n.log.Error().Err(err).Msg("read input")
+	}
+	n.log.Info().Msg("input closed; exiting")
+	if n.ml != nil {
+		n.stop <- struct{}{}
+		_ = n.ml.Shutdown() // no Leave: a stopped node is gone, as a crashed one
+	}
+	return n.writeErr()
+}
+
+type node struct {
+	self      string
+	all       []string
+	ids       map[string]int
+	checksums bool
+	p         Params
+	t         *transport
+	ml        *memberlist.Memberlist
+	log       zerolog.Logger
+	stop      chan struct{}
+
+	wmu  sync.Mutex // guards out and werr: memberlist sends from its own goroutines
+	out  *bufio.Writer
+	buf  []byte
+	werr error
+
+	vmu    sync.Mutex // guards the view
+	alive  map[string]bool
+	leader string
+	joined bool // the first join is over: until then the node believes in no leader
+}
+
+func (n *node) write(e wire.Envelope) {
+	n.wmu.Lock()
+	defer n.wmu.Unlock()
+	if n.werr != nil {
+		return
+	}
+	n.buf = e.Append(n.buf[:0])
+	if _, err := n.out.Write(n.buf); err != nil {
+		n.werr = fmt.Errorf("write output: %w", err)
+		return
+	}
+	if err := n.out.Flush(); err != nil {
+		n.werr = fmt.Errorf("write output: %w", err)
+	}
+}
+
+func (n *node) writeErr() error {
+	n.wmu.Lock()
+	defer n.wmu.Unlock()
+	return n.werr
+}
+
+func (n *node) send(dest string, b body) {
+	raw := encode(b)
+	e := wire.Envelope{Src: n.self, Dest: dest, Body: raw}
+	if n.checksums {
+		e.Sum = wire.Sum(raw)
+	}
+	n.write(e)
+}
+
+func (n *node) report(r wire.ReportBody) {
+	r.Type = "report"
+	b, _ := json.Marshal(r)
+	n.write(wire.Envelope{Src: n.self, Dest: wire.Harness, Body: b})
+}
+
+func (n *node) handleLine(line []byte) error {
+	env, err := wire.Parse(line)
+	if err != nil {
+		id := wire.LeadingID(line)
+		n.log.Warn().Err(err).Int64("msg", id).Msg("rejected an unparsable line")
+		n.reject("unparsable", id)
+		return nil
+	}
+	switch {
+	case n.ml == nil:
+		return n.handleInit(env)
+	case env.Src == wire.Harness:
+		head, _ := wire.ParseHead(env.Body)
+		n.log.Warn().Str("type", head.Type).Msg("control message ignored: memberlist keeps its own clock")
+	case slices.Contains(n.all, env.Src):
+		n.handlePeer(env)
+	default:
+		n.handleClient(env)
+	}
+	return nil
+}
+
+func (n *node) reject(why string, id int64) {
+	if n.self != "" {
+		n.report(wire.ReportBody{What: "rejected", Value: why, Msg: id})
+	}
+}
+
+func (n *node) handleInit(env wire.Envelope) error {
+	var in wire.InitBody
+	if err := json.Unmarshal(env.Body, &in); err != nil || in.Type != "init" {
+		n.log.Error().Str("body", string(env.Body)).Msg("expected init before anything else")
+		return nil
+	}
+	reply := func(body any) {
+		b, _ := json.Marshal(body)
+		n.write(wire.Envelope{Src: in.NodeID, Dest: env.Src, Body: b})
+	}
+	fail := func(err error) error {
+		code := nodes.CodePreconditionFailed
+		reply(wire.ReplyBody{Type: "error", InReplyTo: in.MsgID, Code: &code, Text: err.Error(), Definite: true})
+		return err
+	}
+	if err := process.CheckInit(&in, Name); err != nil {
+		return fail(err)
+	}
+	p, err := ParseParams(nodes.NewParams(in.Params))
+	if err != nil {
+		return fail(err)
+	}
+	n.self, n.all, n.p, n.checksums = in.NodeID, in.NodeIDs, p, in.Checksums
+	n.log = n.log.With().Str("node", n.self).Logger()
+	n.ids = process.ElectionIDs(&in)
+	n.alive = map[string]bool{}
+	n.stop = make(chan struct{}, 1)
+
+	// The epoch tells this incarnation's streams from those of a former
+	// process under the same id.
+	h := fnv.New64a()
+	h.Write([]byte(n.self))
+	epoch := strconv.FormatUint(rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())).Uint64(), 36)
+	n.t = newTransport(n.self, n.all, epoch, n.send)
+
+	c := memberlist.DefaultLocalConfig()
+	c.Name = n.self
+	c.Transport = n.t
+	c.Events = (*events)(n)
+	c.Logger = log.New(logWriter{n}, "", 0)
+	c.ProbeInterval, c.ProbeTimeout = p.ProbeInterval, p.ProbeTimeout
+	c.GossipInterval, c.SuspicionMult = p.GossipInterval, p.SuspicionMult
+	c.PushPullInterval, c.GossipToTheDeadTime = p.PushPullInterval, p.GossipToTheDead
+	c.TCPTimeout = p.StreamTimeout
+	ml, err := memberlist.Create(c)
+	if err != nil {
+		return fail(fmt.Errorf("init: memberlist: %w", err))
+	}
+	n.ml = ml
+	reply(map[string]any{"type": "init_ok", "in_reply_to": in.MsgID})
+	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Msg("initialised")
+	go n.joiner()
+	return nil
+}
+
+// joiner joins every other node at start and, with rejoin_every, again and
+// again every node it does not believe alive.
+func (n *node) joiner() {
+	n.join()
+	n.vmu.Lock()
+	n.joined = true
+	n.vmu.Unlock()
+	n.recompute()
+	if n.p.RejoinEvery <= 0 {
+		return
+	}
+	tick := time.NewTicker(n.p.RejoinEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+			n.join()
+		}
+	}
+}
+
+func (n *node) join() {
+	n.vmu.Lock()
+	var addrs []string
+	for i, id := range n.all {
+		if id != n.self && !n.alive[id] {
+			addrs = append(addrs, Address(i))
+		}
+	}
+	n.vmu.Unlock()
+	if len(addrs) == 0 {
+		return
+	}
+	joined, err := n.ml.Join(addrs)
+	ev := n.log.Info().Int("asked", len(addrs)).Int("joined", joined)
+	if err != nil {
+		ev = ev.AnErr("err", err)
+	}
+	ev.Msg("join")
+}
+
+// recompute reports the leader (the highest election id among this node
+// and the members it believes alive) when it changes. A node that has not
+// yet tried to join the others believes in no leader, rather than in
+// itself.
+func (n *node) recompute() {
+	n.vmu.Lock()
+	defer n.vmu.Unlock()
+	if !n.joined {
+		return
+	}
+	best := n.self
+	for m := range n.alive {
+		if n.ids[m] > n.ids[best] || (n.ids[m] == n.ids[best] && m > best) {
+			best = m
+		}
+	}
+	if best != n.leader {
+		n.leader = best
+		n.report(wire.ReportBody{What: "leader", Value: best})
+	}
+}
+
+// events receives memberlist's view changes.
+type events node
+
+func (e *events) NotifyJoin(m *memberlist.Node)   { (*node)(e).member(m.Name, true) }
+func (e *events) NotifyLeave(m *memberlist.Node)  { (*node)(e).member(m.Name, false) }
+func (e *events) NotifyUpdate(m *memberlist.Node) {}
+
+func (n *node) member(name string, alive bool) {
+	if name == n.self {
+		return
+	}
+	n.vmu.Lock()
+	was := n.alive[name]
+	if alive {
+		n.alive[name] = true
+	} else {
+		delete(n.alive, name)
+	}
+	count := len(n.alive) + 1
+	n.vmu.Unlock()
+	if was != alive {
+		n.log.Info().Str("member", name).Bool("alive", alive).Msg("view changed")
+		n.report(wire.ReportBody{What: "metric", Name: "members", Value: strconv.Itoa(count)})
+		n.recompute()
+	}
+}
+
+func (n *node) handlePeer(env wire.Envelope) {
+	if n.checksums && !env.Verify() {
+		n.log.Warn().Int64("msg", env.ID).Str("src", env.Src).Msg("rejected a message whose checksum does not match")
+		n.reject("checksum", env.ID)
+		return
+	}
+	var b body
+	if err := json.Unmarshal(env.Body, &b); err != nil {
+		n.log.Warn().Err(err).Int64("msg", env.ID).Str("src", env.Src).Msg("rejected an undecodable message")
+		n.reject("undecodable", env.ID)
+		return
+	}
+	n.t.receive(env.Src, b)
+}
+
+func (n *node) handleClient(env wire.Envelope) {
+	var req wire.RequestBody
+	if err := json.Unmarshal(env.Body, &req); err != nil {
+		n.log.Warn().Err(err).Str("src", env.Src).Msg("bad client request")
+		return
+	}
+	var b []byte
+	if req.Type == "elect" {
+		n.vmu.Lock()
+		b, _ = json.Marshal(wire.ReplyBody{Type: "elect_ok", InReplyTo: req.MsgID, Value: n.leader})
+		n.vmu.Unlock()
+	} else {
+		code := nodes.CodeNotSupported
+		b, _ = json.Marshal(wire.ReplyBody{Type: "error", InReplyTo: req.MsgID, Code: &code, Text: "memberlist only knows elect", Definite: true})
+	}
+	n.write(wire.Envelope{Src: n.self, Dest: env.Src, Body: b})
+}
+
+// logWriter turns memberlist's log lines ("[WARN] memberlist: …") into the
+// node's zerolog lines, at their level.
+type logWriter struct{ n *node }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimRight(string(p), "\n")
+	level := zerolog.InfoLevel
+	for prefix, l := range map[string]zerolog.Level{"[DEBUG] ": zerolog.DebugLevel, "[INFO] ": zerolog.InfoLevel, "[WARN] ": zerolog.WarnLevel, "[ERR] ": zerolog.ErrorLevel} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			msg, level = rest, l
+			break
+		}
+	}
+	w.n.log.WithLevel(level).Str("from", "memberlist").Msg(msg)
+	return len(p), nil
+}
