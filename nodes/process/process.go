@@ -108,6 +108,7 @@ type node struct {
 	buf       []byte
 	log       zerolog.Logger
 	timers    map[string]*timer
+	started   bool
 	gen       uint64
 	fired     chan firing
 	writeErr  error
@@ -207,7 +208,19 @@ func (n *node) handleInit(env wire.Envelope) {
 	}
 	n.m = m
 	reply(map[string]any{"type": "init_ok", "in_reply_to": in.MsgID})
-	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Float64("clock_rate", n.rate).Msg("initialised")
+	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Float64("clock_rate", n.rate).Bool("defer_start", in.DeferStart).Msg("initialised")
+	if !in.DeferStart {
+		n.start("at init")
+	}
+}
+
+// start starts the machine, once.
+func (n *node) start(why string) {
+	if n.started {
+		return
+	}
+	n.started = true
+	n.log.Info().Str("why", why).Msg("started")
 	n.m.Start(n)
 }
 
@@ -258,6 +271,8 @@ func (n *node) handleControl(env wire.Envelope) {
 		return
 	}
 	switch head.Type {
+	case "start":
+		n.start("on the harness's start")
 	case "clock_rate":
 		var c wire.ClockRateBody
 		if err := json.Unmarshal(env.Body, &c); err != nil || c.Rate <= 0 {
@@ -272,6 +287,7 @@ func (n *node) handleControl(env wire.Envelope) {
 }
 
 func (n *node) handlePeer(env wire.Envelope) {
+	n.start("on a message before the harness's start")
 	if n.checksums && !env.Verify() {
 		n.log.Warn().Int64("msg", env.ID).Str("src", env.Src).Msg("rejected a message whose checksum does not match")
 		n.reject("checksum", env.ID)
@@ -292,6 +308,7 @@ func (n *node) handleClient(env wire.Envelope) {
 		n.log.Warn().Err(err).Str("src", env.Src).Msg("bad client request")
 		return
 	}
+	n.start("on a request before the harness's start")
 	n.m.Request(nodes.Request{Client: env.Src, ID: req.MsgID, Op: req.Type, Value: req.Value})
 }
 

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"coup/nodes/bully"
 	"coup/nodes/changroberts"
 	"coup/nodes/wire"
 )
@@ -184,5 +186,61 @@ func TestDefaultID(t *testing.T) {
 		if got := DefaultID(in); got != want {
 			t.Errorf("DefaultID(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// syncBuffer is a log that a test reads while the node writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// With defer_start, a node starts its machine on the harness's start
+// message, not at init: bully, which begins with an election the moment it
+// starts, sends nothing until then.
+func TestDeferredStart(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var log syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(Options{In: inR, Out: outW, Log: &log, Spec: bully.Spec})
+		outW.Close()
+	}()
+	defer func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	out := bufio.NewScanner(outR)
+	send(t, inW, `{"src":"coup","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1","n2"],"defer_start":true}}`)
+	if h, _ := wire.ParseHead(next(t, out).Body); h.Type != "init_ok" {
+		t.Fatalf("first line %s, want init_ok", h.Type)
+	}
+	// init_ok is written after the init is handled in full.
+	if l := log.String(); !strings.Contains(l, "initialised") || strings.Contains(l, `"started"`) {
+		t.Fatalf("after init the log says:\n%s\nwant initialised and not started", l)
+	}
+	send(t, inW, `{"src":"coup","dest":"n1","body":{"type":"start"}}`)
+	env := next(t, out)
+	if h, _ := wire.ParseHead(env.Body); env.Dest != "n2" && h.Type != "report" { // neither
+		t.Errorf("after start: %s to %s, want bully's first election or report", h.Type, env.Dest)
+	}
+	if l := log.String(); !strings.Contains(l, `"why":"on the harness's start"`) {
+		t.Errorf("the log does not say the node started on the harness's start:\n%s", l)
 	}
 }

@@ -179,6 +179,18 @@ type InitBody struct {
 	// Checksums, when true, asks the node to add a sum to every message it
 	// sends and to drop any message whose sum is missing or wrong.
 	Checksums bool `json:"checksums,omitempty"`
+	// DeferStart, when true, asks a built-in node to start its algorithm
+	// (and its timers) only on the harness's start message, sent once every
+	// node has answered init, so that all nodes start together however long
+	// each took to start. A message from a peer or a client that comes
+	// first starts it too.
+	DeferStart bool `json:"defer_start,omitempty"`
+}
+
+// StartBody is the control message from the harness that starts a node's
+// algorithm (see InitBody.DeferStart).
+type StartBody struct {
+	Type string `json:"type"` // "start"
 }
 
 // ClockRateBody is a control message from the harness that changes the
