@@ -206,9 +206,11 @@ func explainIllegal(h *history.History, r *Result, kept []*lockOp, pops []porcup
 	r.Interval = &Interval{From: h.Events[o.invoke].Time, To: done.Time}
 	// The operations that left the lock in that state: the last acquire of
 	// the prefix whose owner holds it.
+	holder := ""
 	for i := len(prefix) - 1; i >= 0; i-- {
 		p := kept[prefix[i]]
 		if p.f == fAcquire && holds(states, p.owner) {
+			holder = fmt.Sprintf(" (acquired through %s, invoked at %s)", p.node, fmtTime(h.Events[p.invoke].Time))
 			r.Evidence = append(r.Evidence, h.Events[p.invoke])
 			if p.done >= 0 {
 				r.Evidence = append(r.Evidence, h.Events[p.done])
@@ -220,9 +222,13 @@ func explainIllegal(h *history.History, r *Result, kept []*lockOp, pops []porcup
 		}
 	}
 	sortEvents(r.Evidence)
-	r.Explanation += fmt.Sprintf(": %s's %s(%s) at %s, invoked at %s and ok at %s, cannot take effect after the longest order porcupine could fit (%s), which leaves the lock %s",
-		o.process, o.f, o.owner, o.node, fmtTime(h.Events[o.invoke].Time), fmtTime(done.Time),
-		plural(len(prefix), "operation"), describeStates(states))
+	rule := "an acquire succeeds only when the lock is free"
+	if o.f != fAcquire {
+		rule = "only the holder can release the lock"
+	}
+	r.Explanation += fmt.Sprintf(": the longest order porcupine can fit takes %s and leaves the lock %s%s, and %s's %s(%s) at %s, invoked at %s and ok at %s, cannot come after it: %s",
+		plural(len(prefix), "operation"), describeStates(states), holder,
+		o.process, o.f, o.owner, o.node, fmtTime(h.Events[o.invoke].Time), fmtTime(done.Time), rule)
 }
 
 // describeStates describes a set of lock states: "free", "held by c1",

@@ -32,9 +32,9 @@ func TestMutexLinearizableHandMade(t *testing.T) {
 			call("c1", fAcquire, "n1", "c1", 0).call("c2", fAcquire, "n2", "c2", 1).
 			ret("c2", history.OpOK, fAcquire, 5).lockOK("c2", fRelease, "n2", "c2", 6, 7).ret("c1", history.OpOK, fAcquire, 8).end(60).h(), True, "linearizable"},
 		{"granted twice", hist(n2...).starts(0, n2...).
-			lockOK("c1", fAcquire, "n1", "c1", 0, 10).lockOK("c2", fAcquire, "n2", "c2", 20, 30).end(60).h(), False, "c2's acquire(c2) at n2, invoked at 0.020s and ok at 0.030s, cannot take effect"},
+			lockOK("c1", fAcquire, "n1", "c1", 0, 10).lockOK("c2", fAcquire, "n2", "c2", 20, 30).end(60).h(), False, "leaves the lock held by c1 (acquired through n1, invoked at 0.000s), and c2's acquire(c2) at n2, invoked at 0.020s and ok at 0.030s, cannot come after it: an acquire succeeds only when the lock is free"},
 		{"released by another owner", hist(n2...).starts(0, n2...).
-			lockOK("c1", fAcquire, "n1", "c1", 0, 10).lockOK("c2", fRelease, "n2", "c2", 20, 30).end(60).h(), False, "which leaves the lock held by c1"},
+			lockOK("c1", fAcquire, "n1", "c1", 0, 10).lockOK("c2", fRelease, "n2", "c2", 20, 30).end(60).h(), False, "leaves the lock held by c1 (acquired through n1, invoked at 0.000s), and c2's release(c2) at n2, invoked at 0.020s and ok at 0.030s, cannot come after it: only the holder can release the lock"},
 		{"released when free", hist(n2...).starts(0, n2...).
 			lockOK("c1", fRelease, "n1", "c1", 0, 10).end(60).h(), False, "leaves the lock free"},
 		{"a failed acquire did not happen", hist(n2...).starts(0, n2...).
