@@ -122,7 +122,6 @@ var Spec = nodes.Spec{
 	Summary:  "SWIM membership (memberlist); the leader is the highest live member; real processes only",
 	Topology: "complete",
 	Elects:   "max",
-	Codec:    nil,
 	New: func(p *nodes.Params) (nodes.Machine, error) {
 		_, err := ParseParams(p)
 		return nil, err
