@@ -210,22 +210,22 @@ func pausedDuring(h *history.History, c *claim, from, to int64) (pause, end *his
 	p := c.paused
 	for i := c.at + 1; i < len(h.Events); i++ {
 		e := &h.Events[i]
+		if p == nil && e.Time >= to {
+			break // not paused at any instant of the interval
+		}
 		if e.Kind != history.KindProcess || e.Node != c.node {
 			continue
 		}
 		switch e.What {
 		case history.ProcPause:
-			if p == nil && e.Time < to {
+			if p == nil {
 				p = e
 			}
 		case history.ProcResume, history.ProcStart, history.ProcCrash, history.ProcExit, history.ProcStop:
-			if p != nil && (e.Time > from || e.Time >= to) {
+			if p != nil && e.Time > from {
 				return p, e // it ran again, or went down, within the interval or after it
 			}
 			p = nil
-		}
-		if p == nil && e.Time >= to {
-			break
 		}
 	}
 	return p, nil

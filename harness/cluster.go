@@ -129,7 +129,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	if r.sc.Command != nil {
 		init.Algorithm = "" // a foreign node runs what it runs
 	}
-	init.DeferStart = r.deferStart()
+	init.DeferStart = r.sc.StateMachine()
 	body, _ := json.Marshal(init)
 	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)
 	if _, err := p.Stdin.Write(line); err != nil {
@@ -148,13 +148,6 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 		<-done
 		return nil, fmt.Errorf("%s did not answer init within %s (see %s)", m.name, InitTimeout, filepath.Join(r.dir, m.name+".log"))
 	}
-}
-
-// deferStart reports whether the nodes are built-in state machines, which
-// start their algorithm on the harness's start message rather than at init.
-func (r *run) deferStart() bool {
-	spec, ok := lookupSpec(r.sc)
-	return r.sc.Command == nil && ok && spec.Program == nil
 }
 
 // nodeArgv is the command line of a node process.
@@ -203,7 +196,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned,
 			m.proc, m.out = p, out
 			m.mu.Unlock()
 			r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcStart, Incarnation: inc, Detail: "pid " + strconv.Itoa(p.Pid())})
-			if r.deferStart() {
+			if r.sc.StateMachine() {
 				body, _ := json.Marshal(wire.StartBody{Type: "start"})
 				r.enqueue(m, delivery{line: (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)})
 			}

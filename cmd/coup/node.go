@@ -26,13 +26,13 @@ func nodeCmd(args []string) int {
 		return harness.ExitInput
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
-	run := func() error {
-		return process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec})
-	}
+	var err error
 	if spec.Program != nil {
-		run = func() error { return spec.Program(os.Stdin, os.Stdout, os.Stderr) }
+		err = spec.Program(os.Stdin, os.Stdout, os.Stderr)
+	} else {
+		err = process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec})
 	}
-	if err := run(); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup node: %v\n", err)
 		return 1
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"coup/nemesis"
+	"coup/nodes/algorithms"
 )
 
 // Scenario is one scenario file, validated and with its defaults filled in.
@@ -267,6 +268,15 @@ func (s *Scenario) NemesisFaults() []nemesis.Fault { return s.nemesis }
 // GST is the global stabilisation time, from the run's zero, when the
 // scenario has a timely fault.
 func (s *Scenario) GST() (time.Duration, bool) { return nemesis.GST(s.nemesis) }
+
+// StateMachine reports whether the nodes run a built-in state-machine
+// algorithm: not a foreign program (command), and not a built-in node
+// program such as memberlist. Only those start on the harness's start
+// message, and only those can be simulated.
+func (s *Scenario) StateMachine() bool {
+	spec, ok := algorithms.Lookup(s.Algorithm)
+	return s.Command == nil && ok && spec.Program == nil
+}
 
 // ChecksumsOn reports whether nodes sum their messages.
 func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }

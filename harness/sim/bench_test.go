@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"coup/harness/scenario"
-	"coup/nodes/algorithms"
 )
 
 // catalogue loads every scenario of the catalogue that the simulator runs
@@ -24,7 +23,7 @@ func catalogue(tb testing.TB) []*scenario.Scenario {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			if spec, ok := algorithms.Lookup(sc.Algorithm); sc.Command == nil && ok && spec.Program == nil {
+			if sc.StateMachine() {
 				out = append(out, sc)
 			}
 		}

@@ -21,7 +21,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -151,7 +150,7 @@ func Run(in io.Reader, out, logw io.Writer) error {
 	}
 	n.log.Info().Msg("input closed; exiting")
 	if n.ml != nil {
-		n.stop <- struct{}{}
+		close(n.stop)
 		_ = n.ml.Shutdown() // no Leave: a stopped node is gone, as a crashed one
 	}
 	return n.writeErr()
@@ -270,14 +269,11 @@ func (n *node) handleInit(env wire.Envelope) error {
 	n.log = n.log.With().Str("node", n.self).Logger()
 	n.ids = process.ElectionIDs(&in)
 	n.alive = map[string]bool{}
-	n.stop = make(chan struct{}, 1)
+	n.stop = make(chan struct{})
 
 	// The epoch tells this incarnation's streams from those of a former
 	// process under the same id.
-	h := fnv.New64a()
-	h.Write([]byte(n.self))
-	epoch := strconv.FormatUint(rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())).Uint64(), 36)
-	n.t = newTransport(n.self, n.all, epoch, n.send)
+	n.t = newTransport(n.self, n.all, strconv.FormatUint(rand.Uint64(), 36), n.send)
 
 	c := memberlist.DefaultLocalConfig()
 	c.Name = n.self
