@@ -53,6 +53,7 @@ type run struct {
 	clients *clients
 	nem     *nemesis.Nemesis
 	watch   *watcher
+	refused refusals
 
 	logMu sync.Mutex
 	log   *os.File
@@ -104,7 +105,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	r.rec.Subscribe(r.watch.push)
 	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
 	w, timeout := NewWorkload(sc)
-	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}}
+	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 
 	runErr := r.execute(ctx)
 	r.shutdown()

@@ -1,9 +1,9 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,16 +72,32 @@ func ReadFile(path string) (*History, error) {
 	return h, nil
 }
 
-// Read reads a history from r. Lines that do not parse are recorded in Bad
-// and skipped; a history without a meta event is an error.
+// MaxLine is the longest history line Read parses; a longer one is
+// skipped, like an unparsable one. A coup recorder bounds what a node can
+// put into one event far below it.
+const MaxLine = 16 << 20
+
+// Read reads a history from r. Lines that do not parse, or are longer than
+// MaxLine, are recorded in Bad and skipped; a history without a meta event
+// is an error.
 func Read(r io.Reader) (*History, error) {
 	h := &History{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	lines := NewLineReader(r, MaxLine)
 	line := 0
-	for sc.Scan() {
+	for {
+		b, n, long, err := lines.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("read history: %w", err)
+		}
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		if long {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("line of %d bytes, longer than the %d a history line may have", n, MaxLine)})
+			continue
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
@@ -91,9 +107,6 @@ func Read(r io.Reader) (*History, error) {
 			continue
 		}
 		h.add(e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
 	}
 	if len(h.Events) == 0 || h.Events[0].Kind != KindMeta {
 		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
