@@ -46,16 +46,30 @@ func FromEvents(events []Event) (*History, error) {
 	return h, nil
 }
 
+// MaxTime is the latest time, in nanoseconds since a run began, that a
+// history may hold (about 146 years): an event after it is not read, and a
+// bound beyond it is taken as MaxTime, so that a time plus a bound never
+// overflows.
+const MaxTime = 1 << 62
+
 func (h *History) add(e Event) {
 	switch e.Kind {
 	case KindMeta:
 		if e.Meta != nil {
 			h.Meta = *e.Meta
+			h.Meta.saturate()
 		}
 	case KindEnd:
 		h.Ended = true
 	}
 	h.Events = append(h.Events, e)
+}
+
+// saturate keeps every time and bound of the meta event in [0, MaxTime].
+func (m *Meta) saturate() {
+	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress} {
+		*t = min(max(*t, 0), MaxTime)
+	}
 }
 
 // ReadFile reads a history file.
@@ -104,6 +118,10 @@ func Read(r io.Reader) (*History, error) {
 		var e Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
+			continue
+		}
+		if e.Time < 0 || e.Time > MaxTime {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("time %d is outside [0, %d], the times a run can have", e.Time, int64(MaxTime))})
 			continue
 		}
 		h.add(e)
