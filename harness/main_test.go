@@ -77,6 +77,7 @@ func runScenarioDir(t *testing.T, src string) (*Results, *history.History, strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // every event in Events, messages too
 	if left := children(dir); len(left) > 0 {
 		t.Errorf("node processes outlived the run: %v", left)
 	}

@@ -116,7 +116,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	if err := r.rec.Close(); err != nil {
 		return nil, dir, err
 	}
-	h, err := history.FromEvents(r.rec.Events())
+	h, err := r.rec.History()
 	if err != nil {
 		return nil, dir, err
 	}

@@ -205,7 +205,7 @@ const (
 // computeStats counts from the end event when there is one (it holds every
 // counter, recorded messages or not) and from the message events otherwise.
 func computeStats(h *history.History) Stats {
-	s := Stats{Events: len(h.Events), Duration: h.End(), Ops: map[string]int64{}}
+	s := Stats{Events: h.Len(), Duration: h.End(), Ops: map[string]int64{}}
 	s.Messages.ByType = map[string]int64{}
 	s.Messages.Drops = map[string]int64{}
 	s.Messages.Corruptions = map[string]int64{}
@@ -255,8 +255,7 @@ func computeStats(h *history.History) Stats {
 // countEvents rebuilds the counters from the events of a history.
 func countEvents(h *history.History) map[string]int64 {
 	c := map[string]int64{}
-	for i := range h.Events {
-		e := &h.Events[i]
+	for e := range h.All() {
 		switch e.Kind {
 		case history.KindMsg:
 			switch e.What {

@@ -175,6 +175,7 @@ func TestChangRobertsRunsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // messages too, in Events
 	// Every node reports its belief, and ends trusting the highest id.
 	final := map[string]string{}
 	for _, e := range h.Events {
@@ -313,6 +314,7 @@ initiators = ["all"]
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // messages too, in Events
 	sent := map[int64]int64{}       // msg -> index of its send
 	delivered := map[string]int64{} // node -> index of the delivery of elected to it
 	leaderAt := map[string]int64{}  // node -> index of its leader report

@@ -185,7 +185,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(h.Events, out.History.Events) || !h.Ended || h.Meta.Seed != sc.Seed {
+	if !reflect.DeepEqual(h.Expanded().Events, out.History.Events) || !h.Ended || h.Meta.Seed != sc.Seed {
 		t.Error("the history file does not read back as the recorded events")
 	}
 	b, _ := os.ReadFile(filepath.Join(out.Dir, harness.HistoryFile))
