@@ -314,7 +314,7 @@ initiators = ["all"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = h.Expanded() // messages too, in Events
+	h = h.Expanded()                // messages too, in Events
 	sent := map[int64]int64{}       // msg -> index of its send
 	delivered := map[string]int64{} // node -> index of the delivery of elected to it
 	leaderAt := map[string]int64{}  // node -> index of its leader report
