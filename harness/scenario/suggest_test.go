@@ -81,8 +81,8 @@ func TestSuggest(t *testing.T) {
 		{"Bully", algos, "bully"},
 		{"bulli", algos, "bully"},
 		{"lelan", algos, "lelann"},
-		{"raft", algos, ""},      // nothing close
-		{"b", algos, ""},         // too short to be more than one letter off bully
+		{"raft", algos, ""}, // nothing close
+		{"b", algos, ""},    // too short to be more than one letter off bully
 		{"explode", []string{"crash", "restart", "replace", "pause"}, ""},
 		{"partiton", []string{"partition", "pause"}, "partition"},
 		{"halfs", []string{"isolate", "halves", "bridge"}, "halves"},
