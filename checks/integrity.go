@@ -32,7 +32,7 @@ type corruptDelivery struct {
 	why              string         // when it had no chance: why not
 }
 
-func (d *corruptDelivery) deadline() int64 { return d.deliver.Time + rejectGrace }
+func (d *corruptDelivery) deadline() int64 { return addTime(d.deliver.Time, rejectGrace) }
 
 // integrityScan is what one pass over a history finds.
 type integrityScan struct {

@@ -70,6 +70,9 @@ type Stats struct {
 	Duration int64            `json:"duration_ns"`
 	Messages MessageStats     `json:"messages"`
 	Ops      map[string]int64 `json:"ops"`
+	// Refused counts what the harness refused from nodes, by class
+	// (output, line, report, reply, dest, …): see docs/results.md.
+	Refused map[string]int64 `json:"refused,omitempty"`
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
@@ -246,6 +249,11 @@ func computeStats(h *history.History) Stats {
 			s.Messages.Drops[strings.TrimPrefix(k, CountDropped+".")] = v
 		case strings.HasPrefix(k, "ops."):
 			s.Ops[strings.TrimPrefix(k, "ops.")] = v
+		case strings.HasPrefix(k, CountRefused+"."):
+			if s.Refused == nil {
+				s.Refused = map[string]int64{}
+			}
+			s.Refused[strings.TrimPrefix(k, CountRefused+".")] = v
 		}
 	}
 	return s
@@ -275,6 +283,9 @@ func countEvents(h *history.History) map[string]int64 {
 			}
 		case history.KindOp:
 			c["ops."+e.Type]++
+		case history.KindRefused:
+			c[CountRefused]++
+			c[CountRefused+"."+e.What]++
 		}
 	}
 	return c
@@ -322,6 +333,9 @@ func (r *Results) Summary() string {
 		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+	if len(r.Stats.Refused) > 0 {
+		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", joinCounts(r.Stats.Refused))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", Printable(n))
 	}

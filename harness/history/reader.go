@@ -1,9 +1,9 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,16 +46,30 @@ func FromEvents(events []Event) (*History, error) {
 	return h, nil
 }
 
+// MaxTime is the latest time, in nanoseconds since a run began, that a
+// history may hold (about 146 years): an event after it is not read, and a
+// bound beyond it is taken as MaxTime, so that a time plus a bound never
+// overflows.
+const MaxTime = 1 << 62
+
 func (h *History) add(e Event) {
 	switch e.Kind {
 	case KindMeta:
 		if e.Meta != nil {
 			h.Meta = *e.Meta
+			h.Meta.saturate()
 		}
 	case KindEnd:
 		h.Ended = true
 	}
 	h.Events = append(h.Events, e)
+}
+
+// saturate keeps every time and bound of the meta event in [0, MaxTime].
+func (m *Meta) saturate() {
+	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress} {
+		*t = min(max(*t, 0), MaxTime)
+	}
 }
 
 // ReadFile reads a history file.
@@ -72,16 +86,32 @@ func ReadFile(path string) (*History, error) {
 	return h, nil
 }
 
-// Read reads a history from r. Lines that do not parse are recorded in Bad
-// and skipped; a history without a meta event is an error.
+// MaxLine is the longest history line Read parses; a longer one is
+// skipped, like an unparsable one. A coup recorder bounds what a node can
+// put into one event far below it.
+const MaxLine = 16 << 20
+
+// Read reads a history from r. Lines that do not parse, or are longer than
+// MaxLine, are recorded in Bad and skipped; a history without a meta event
+// is an error.
 func Read(r io.Reader) (*History, error) {
 	h := &History{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	lines := NewLineReader(r, MaxLine)
 	line := 0
-	for sc.Scan() {
+	for {
+		b, n, long, err := lines.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("read history: %w", err)
+		}
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		if long {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("line of %d bytes, longer than the %d a history line may have", n, MaxLine)})
+			continue
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
@@ -90,10 +120,11 @@ func Read(r io.Reader) (*History, error) {
 			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
 			continue
 		}
+		if e.Time < 0 || e.Time > MaxTime {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("time %d is outside [0, %d], the times a run can have", e.Time, int64(MaxTime))})
+			continue
+		}
 		h.add(e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
 	}
 	if len(h.Events) == 0 || h.Events[0].Kind != KindMeta {
 		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")

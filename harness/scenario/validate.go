@@ -99,8 +99,11 @@ func (s *Scenario) duration(path string, d *Duration, def time.Duration, positiv
 		return nil
 	}
 	if d.err != nil {
-		if d.err.Error() == "negative" {
+		switch d.err.Error() {
+		case "negative":
 			return s.errorf(path, "negative duration %q", d.Raw)
+		case "too long":
+			return s.errorf(path, "duration %q is longer than the %s a scenario may give", d.Raw, MaxDuration)
 		}
 		return s.errorf(path, "bad duration %q: write a number with a unit, like \"150ms\" or \"2s\"", d.Raw)
 	}
