@@ -437,6 +437,17 @@ func TestHostileHistoryIsEscaped(t *testing.T) {
 	if !strings.Contains(r.stdout, `\x1b[2K\r\nx: valid=true, as expected (exit 0)\n`) {
 		t.Errorf("the hostile text is not shown escaped:\n%s", r.stdout)
 	}
+
+	// The flag may follow the history; the JSON keeps the node's text as
+	// it was, escaped by JSON.
+	j := coup(t, "check", file, "--json")
+	var res struct {
+		Scenario string `json:"scenario"`
+		Outcome  string `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &res); err != nil || j.code != 1 || res.Scenario != "x"+forged || res.Outcome != "unexpected" {
+		t.Errorf("coup check FILE --json: exit %d, %v, %+v", j.code, err, res)
+	}
 }
 
 // On a terminal, a catalogue run shows an overall k/N progress line, and

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +117,77 @@ func TestBadOverrides(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `good.toml:15:1: faults[0].target: "n4" names no node`) || !strings.Contains(err.Error(), "(with --set nodes=3)") {
 		t.Errorf("got %v, want the target's line and the override named", err)
 	}
+}
+
+// Every example of docs/scenarios.md's overrides loads.
+func TestDocumentedOverridesLoad(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "## Overriding keys from the command line")
+	if !ok {
+		t.Fatal("docs/scenarios.md has no section on overrides")
+	}
+	_, block, _ := strings.Cut(sec, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		words := shellWords(line)
+		var sets []Override
+		file := ""
+		for i := 2; i < len(words); i++ {
+			switch words[i] {
+			case "--set":
+				i++
+				o, err := ParseSet(words[i])
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				sets = append(sets, o)
+			case "--seed":
+				i++
+				o, err := NewOverride("seed", words[i], "--seed "+words[i])
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				sets = append(sets, o)
+			default:
+				file = words[i]
+			}
+		}
+		if _, err := Load(filepath.Join("..", "..", file), sets...); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+		n++
+	}
+	if n < 3 {
+		t.Errorf("%d examples, want some", n)
+	}
+}
+
+// shellWords splits a line at spaces, keeping single-quoted words whole.
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }
