@@ -191,3 +191,32 @@ func shellWords(line string) []string {
 	}
 	return out
 }
+
+// No key or value given on the command line makes the scenario package
+// panic, and a scenario accepted with overrides is a valid one.
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{"nodes=9", "network.latency=5ms", "faults[0].at=1ms", "faults.0.when.node=n1",
+		"params.x=[1", "ids=[1,2,3,4,5]", "faults[9].at=1s", "checks.run=[\"two-leaders\"]", "a.b.c.d=1", "faults[0]x.at=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		o, err := ParseSet(arg)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--set ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		s, err := Parse("good.toml", good, o)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not a *scenario.Error", err)
+			}
+			return
+		}
+		if s.Nodes < 1 || len(s.IDs) != s.Nodes {
+			t.Fatalf("accepted %d nodes with ids %v", s.Nodes, s.IDs)
+		}
+	})
+}
