@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +42,7 @@ type simFlags struct {
 
 func simCmd(args []string) int {
 	var f simFlags
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs := newFlags("sim")
 	fs.Func("seed", "the seed to run (default: the scenario's)", func(s string) error {
 		_, err := fmt.Sscan(s, &f.seed)
 		f.seedSet = err == nil
@@ -57,13 +56,9 @@ func simCmd(args []string) int {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar or progress lines")
 	fs.BoolVar(&f.bench, "bench", false, "measure the simulator on scenarios (one core)")
 	fs.BoolVar(&f.roundTrip, "round-trip", false, "pass every message through the algorithm's JSON codec, as real nodes do")
-	fs.Usage = func() {
-		fmt.Fprint(os.Stderr, simUsage)
-		fs.PrintDefaults()
-	}
-	files, ok := parseInterspersed(fs, args)
+	files, code, ok := parseArgs(fs, simUsage, args)
 	if !ok {
-		return harness.ExitInput
+		return code
 	}
 	if f.bench {
 		return simBench(f, files)
@@ -92,22 +87,6 @@ func simCmd(args []string) int {
 		return simDeterminism(sc, f, opts)
 	}
 	return simOne(sc, f, opts)
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("coup sim FILE --seed 3").
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, bool) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, false
-		}
-		if fs.NArg() == 0 {
-			return pos, true
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 // replay is the command that replays a seed.

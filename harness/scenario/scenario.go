@@ -58,6 +58,7 @@ type Scenario struct {
 
 	loc     *locator
 	nemesis []nemesis.Fault
+	sets    []Override // the command line's overrides, applied
 }
 
 // Network is the base behaviour of every link, before faults.
