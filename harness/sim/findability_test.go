@@ -10,8 +10,8 @@ import (
 // by hand (and checked with a statistics package).
 func TestFindability(t *testing.T) {
 	tests := []struct {
-		found, seeds      int
-		lo, hi            float64
+		found, seeds       int
+		lo, hi             float64
 		estimate, cautious int
 	}{
 		{8, 1000, 0.0040592, 0.0157063, 373, 737},
