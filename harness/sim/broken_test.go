@@ -17,7 +17,7 @@ import (
 var raTies = nodes.Spec{
 	Name: "ricart-agrawala", Topology: "complete", Kind: nodes.KindMutex,
 	Codec: nodes.NewCodec(raRequest{}, raReply{}),
-	New: func(p *nodes.Params) (nodes.Machine, error) { return &raMachine{}, p.Unused() },
+	New:   func(p *nodes.Params) (nodes.Machine, error) { return &raMachine{}, p.Unused() },
 }
 
 type raRequest struct {
