@@ -521,7 +521,7 @@ func sizeOf(sc *scenario.Scenario, out *Outcome) Size {
 	}
 	return Size{
 		Faults: len(sc.Faults), Occurrences: occ, Nodes: sc.Nodes,
-		Messages: out.Results.Stats.Messages.Sent, Events: len(out.History.Events),
+		Messages: out.Stats.Sent, Events: len(out.History.Events),
 		Duration: sc.Duration.D, Recovery: sc.Recovery.D,
 	}
 }
