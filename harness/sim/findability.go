@@ -84,8 +84,15 @@ func (f Findability) String() string {
 		return fmt.Sprintf("0 of %d seeds: per-seed probability below %s (%.0f%% confidence)", f.Seeds, percent(hi), 100*Confidence)
 	}
 	est, cautious := f.SurviveSeeds()
-	return fmt.Sprintf("%d of %d seeds: per-seed probability %s (%.0f%% interval %s–%s); a fix must pass %d seeds in a row for %.0f%% confidence that it is gone (%d at the interval's low end)",
-		f.Found, f.Seeds, percent(f.Estimate()), 100*Confidence, percent(lo), percent(hi), est, 100*Confidence, cautious)
+	return fmt.Sprintf("%d of %d seeds: per-seed probability %s (%.0f%% interval %s–%s); a fix must pass %s in a row for %.0f%% confidence that it is gone (%d at the interval's low end)",
+		f.Found, f.Seeds, percent(f.Estimate()), 100*Confidence, percent(lo), percent(hi), seedsWord(est), 100*Confidence, cautious)
+}
+
+func seedsWord(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
 }
 
 // percent writes a probability as a percentage with three significant
