@@ -51,6 +51,7 @@ type simFlags struct {
 	budget      int
 	shard       string
 	out         string
+	budgetSet   bool
 }
 
 func simCmd(args []string) int {
@@ -89,6 +90,7 @@ func simCmd(args []string) int {
 	if !ok {
 		return harness.ExitInput
 	}
+	fs.Visit(func(fl *flag.Flag) { f.budgetSet = f.budgetSet || fl.Name == "budget" })
 	if f.bench {
 		return simBench(f, files)
 	}
@@ -133,6 +135,8 @@ func (f *simFlags) conflicts() string {
 		return "--shard splits a sweep: give --seeds N too"
 	case f.out != "" && !f.shrink && f.seeds == 0:
 		return "--out is for a sweep (--seeds N) or a shrink (--shrink)"
+	case f.budgetSet && !f.shrink:
+		return "--budget bounds a shrink: give --shrink too"
 	}
 	return ""
 }

@@ -272,6 +272,7 @@ func TestSimFlagsBad(t *testing.T) {
 		{"sim", file, "--shrink", "--seeds", "3"},
 		{"sim", file, "--shrink"}, // as expected: nothing to shrink
 		{"sim", file, "--out", "x.jsonl"},
+		{"sim", file, "--budget", "10"},
 		{"sim", "merge"},
 		{"sim", "merge", notResults},
 		{"sim", "merge", "no-such.jsonl"},

@@ -229,6 +229,9 @@ func (s *Sim) Start() {
 	if s.cfg.Meta != nil {
 		s.record(history.Event{Kind: history.KindMeta, Meta: s.cfg.Meta})
 	}
+	if st := s.cfg.Strategy.For(s.cfg.Seed); !st.IsRandom() {
+		s.logf("strategy %s (seed %d)", st, s.cfg.Seed)
+	}
 	for _, n := range s.nodes {
 		n.start()
 	}
