@@ -237,6 +237,26 @@ func TestQueueOrder(t *testing.T) {
 	}
 }
 
+// A strategy's priorities order items of the same time, lower first; push
+// order breaks what they leave tied.
+func TestQueuePriorities(t *testing.T) {
+	var q queue
+	items := []struct {
+		at   time.Duration
+		prio int32
+	}{{3, 2}, {3, 1}, {1, 9}, {3, 2}, {3, 0}, {4, 0}}
+	for i, it := range items {
+		q.push(item{at: it.at, prio: it.prio, seq: uint64(i), id: int64(i)})
+	}
+	var got []int64
+	for q.len() > 0 {
+		got = append(got, q.pop().id)
+	}
+	if want := []int64{2, 4, 1, 0, 3, 5}; !reflect.DeepEqual(got, want) {
+		t.Errorf("popped %v, want %v", got, want)
+	}
+}
+
 // An algorithm's tests may use the simulator as their network: here the
 // bully's highest id wins, then its crash makes the next highest take
 // over, and a node's panic is an exit, not a crash of the test.
