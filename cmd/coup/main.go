@@ -7,6 +7,7 @@
 //	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
 //	coup node --algo NAME       the built-in node program
 //	coup algorithms             list the built-in algorithms
+//	coup bench                  measure the harness: router, startup, history
 //
 // Exit codes: 0 every outcome as expected, 1 a check failed unexpectedly
 // (or an expected violation was not found), 2 usage or input error, 3 a
@@ -35,6 +36,10 @@ usage:
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
   coup algorithms                list the built-in algorithms
+  coup bench [--only PART,...] [--rounds N] [--nodes N,...] [--events N]
+                                 measure the router against a minimal relay,
+                                 the start of many nodes, and reading and
+                                 checking a large history
 
 exit codes: 0 as expected, 1 unexpected verdict, 2 usage or input error,
 3 no verdict (interrupted, or a check could not decide)
@@ -60,6 +65,10 @@ func run(args []string) int {
 		return nodeCmd(args[1:])
 	case "algorithms":
 		return algorithmsCmd(args[1:])
+	case "bench":
+		return benchCmd(args[1:])
+	case "bench-probe": // the benchmark's probe node, not for people
+		return benchProbeCmd(args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return harness.ExitOK

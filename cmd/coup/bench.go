@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"coup/harness"
+	"coup/harness/bench"
+)
+
+const benchUsage = "usage: coup bench [--only PART,...] [--rounds N] [--time D] [--nodes N,...] [--events N] [--cpuprofile DIR]\n"
+
+func benchCmd(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
+	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
+	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
+	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")
+	steady := fs.Duration("steady-time", 0, "measured time of each steady-rate probe (default 1s)")
+	window := fs.Int("window", 64, "pings outstanding in the pipelined probe")
+	rate := fs.Float64("rate", 5000, "messages per second through the router in the steady-rate probe (pings and echoes)")
+	nodes := fs.String("nodes", "100,300,1000", "cluster sizes of the startup part, comma-separated")
+	algo := fs.String("algorithm", "chang-roberts", "the election the startup part's nodes run")
+	events := fs.Int("events", 1_000_000, "events in the history of the history part")
+	dir := fs.String("dir", "", "work folder, kept (default: a temporary one, removed)")
+	profile := fs.String("cpuprofile", "", "write CPU profiles of the harness and of reading and checking the history to this folder")
+	quiet := fs.Bool("quiet", false, "print only the table, not a line per measurement")
+	if err := fs.Parse(args); err != nil {
+		return harness.ExitInput
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprint(os.Stderr, benchUsage)
+		return harness.ExitInput
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup: find the coup executable: %v\n", err)
+		return harness.ExitUnknown
+	}
+	cfg := bench.Config{
+		Coup: []string{exe}, Rounds: *rounds, Warmup: *warmup, Time: *measure, SteadyTime: *steady,
+		Window: *window, Rate: *rate, Algorithm: *algo, Events: *events, Dir: *dir, Profile: *profile,
+	}
+	if *only != "" {
+		cfg.Parts = strings.Split(*only, ",")
+	}
+	for _, f := range strings.Split(*nodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "coup: --nodes: %q is not a number\n", f)
+			return harness.ExitInput
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, cfg)
+	if res != nil {
+		res.Print(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup: bench: %v\n", err)
+		if res == nil {
+			return harness.ExitInput
+		}
+		return harness.ExitUnknown
+	}
+	return harness.ExitOK
+}
+
+func benchProbeCmd(args []string) int { return bench.ProbeMain(args) }
