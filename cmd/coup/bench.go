@@ -38,6 +38,18 @@ func benchCmd(args []string) int {
 		fmt.Fprint(os.Stderr, benchUsage)
 		return harness.ExitInput
 	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"--rounds", *rounds < 1}, {"--window", *window < 1}, {"--rate", !(*rate > 0)}, {"--events", *events < 1},
+		{"--warmup", *warmup < 0}, {"--time", *measure < 0}, {"--steady-time", *steady < 0},
+	} {
+		if c.bad {
+			fmt.Fprintf(os.Stderr, "coup: bench: %s must be positive\n%s", c.name, benchUsage)
+			return harness.ExitInput
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: find the coup executable: %v\n", err)

@@ -72,6 +72,8 @@ func parseProbeConfig(args []string) (probeConfig, error) {
 		return c, err
 	}
 	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case c.Mode != Pipelined && c.Mode != OneAtATime && c.Mode != Steady:
 		return c, fmt.Errorf("--mode: unknown mode %q (known: %s, %s, %s)", c.Mode, Pipelined, OneAtATime, Steady)
 	case c.Window < 1 || c.Window > maxWindow:
