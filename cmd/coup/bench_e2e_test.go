@@ -19,6 +19,7 @@ func TestBenchPrintsEveryRow(t *testing.T) {
 	for _, row := range []string{
 		"router: two nodes",
 		"pipelined, window 64: round trips/s",
+		"pipelined, window 64: CPU per message",
 		"one at a time: round-trip p50",
 		"one at a time: round-trip p99",
 		"router with faults",

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -18,6 +19,8 @@ type Figures struct {
 	Lost      int64 `json:"lost"`
 	Late      int64 `json:"late"`
 	Dup       int64 `json:"dup"`
+	// Pings counts every ping sent, warm-up included.
+	Pings int64 `json:"pings"`
 	// Seconds is the measured time.
 	Seconds float64 `json:"seconds"`
 	// The round trips' percentiles, mean and maximum, in nanoseconds.
@@ -27,6 +30,31 @@ type Figures struct {
 	P999 int64 `json:"p999_ns"`
 	Max  int64 `json:"max_ns"`
 	Mean int64 `json:"mean_ns"`
+
+	// CPU is the processor time the benchmark's process (the relay, or
+	// coup's harness) spent from starting the probe to its report; the
+	// probe's own processes are not counted.
+	CPU time.Duration `json:"-"`
+}
+
+// CPUPerMessage is the carrier's processor time per message carried: CPU
+// over every ping and its echo, warm-up included (start-up is counted
+// too, and weighs little beside a saturated run).
+func (f Figures) CPUPerMessage() time.Duration {
+	if f.Pings == 0 {
+		return 0
+	}
+	return f.CPU / time.Duration(2*f.Pings)
+}
+
+// processCPU is the processor time this process has used so far, user and
+// system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Throughput is round trips per second.

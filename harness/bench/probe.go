@@ -369,6 +369,7 @@ func (p *probe) closedLoop() (Figures, error) {
 			est.backOff()
 		}
 	}
+	f.Pings = next
 	f.Seconds = p.cfg.Time.Seconds()
 	f.setLatencies(rtts)
 	return f, nil
@@ -453,6 +454,7 @@ func (p *probe) steady() (Figures, error) {
 		return f, fmt.Errorf("read: %w", readErr)
 	}
 	f.Lost = max(f.Sent-f.Completed, 0)
+	f.Pings = seq
 	f.Seconds = p.cfg.Time.Seconds()
 	f.setLatencies(rtts)
 	return f, nil

@@ -46,6 +46,7 @@ func runRelay(ctx context.Context, probe []string, pc probeConfig, faults *Fault
 	defer rp.close()
 	argv := append(append([]string(nil), probe...), pc.args()...)
 	names := []string{"n1", "n2"}
+	cpu := processCPU()
 	var procs []*proc.Proc
 	var outs []*bufio.Reader
 	defer func() {
@@ -93,6 +94,7 @@ func runRelay(ctx context.Context, probe []string, pc probeConfig, faults *Fault
 		}(outs[i], procs[1-i].Stdin, rand.New(rand.NewPCG(seed, uint64(i))))
 	}
 	f, err := rp.wait(ctx, ended)
+	f.CPU = processCPU() - cpu
 	for _, p := range procs {
 		_ = p.Kill()
 	}

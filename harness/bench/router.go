@@ -100,6 +100,7 @@ func runCoup(ctx context.Context, probe []string, pc probeConfig, faults *FaultM
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	cpu := processCPU()
 	done := make(chan struct{})
 	var res *harness.Results
 	var runErr error
@@ -108,6 +109,7 @@ func runCoup(ctx context.Context, probe []string, pc probeConfig, faults *FaultM
 		res, _, runErr = harness.Run(runCtx, sc, harness.Options{Store: store})
 	}()
 	f, err := rp.wait(ctx, done)
+	f.CPU = processCPU() - cpu
 	if stopProfile != nil {
 		stopProfile()
 	}

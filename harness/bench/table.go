@@ -77,6 +77,8 @@ func printCases(w io.Writer, cases []*Case) {
 			row(tw, "  "+cs.Title+": round trips/s", cs, func(f Figures) float64 { return f.Throughput() }, formatRate,
 				func(c, relay float64) string { return fmt.Sprintf("%.2f×", c/relay) },
 				func(p int, c, relay float64) (bool, bool) { return goal[p] > 0, c >= goal[p]*relay }, target)
+			row(tw, "  "+cs.Title+": CPU per message", cs, func(f Figures) float64 { return float64(f.CPUPerMessage()) }, formatDuration,
+				func(c, relay float64) string { return formatMultiple(c / relay) }, noTarget, "")
 		default:
 			for _, q := range []struct {
 				name string
@@ -137,6 +139,8 @@ func row(w io.Writer, name string, cs *Case, get func(Figures) float64, format f
 	cells = append(cells, target)
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
+
+func noTarget(int, float64, float64) (bool, bool) { return false, false }
 
 func mark(met bool) string {
 	if met {

@@ -68,6 +68,13 @@ func TestPrintRouter(t *testing.T) {
 	pipe.Runs[Relay] = []Figures{figures(Pipelined, 700000, 0, 0), figures(Pipelined, 100, 0, 0), figures(Pipelined, 800000, 0, 0)}
 	pipe.Runs[Coup] = []Figures{figures(Pipelined, 400000, 0, 0)}
 	pipe.Runs[Recorded] = []Figures{figures(Pipelined, 210000, 0, 0)}
+	for p, perMessage := range [paths]time.Duration{500, 2000, 10000} {
+		for i := range pipe.Runs[p] {
+			f := &pipe.Runs[p][i]
+			f.Pings = 1000
+			f.CPU = 2 * 1000 * perMessage
+		}
+	}
 	one := Case{Title: "one at a time", probe: probeConfig{Mode: OneAtATime}}
 	one.Runs[Relay] = []Figures{figures(OneAtATime, 1, 10*time.Microsecond, 20*time.Microsecond)}
 	one.Runs[Coup] = []Figures{figures(OneAtATime, 1, 25*time.Microsecond, 50*time.Microsecond)}
@@ -84,6 +91,7 @@ func TestPrintRouter(t *testing.T) {
 	out := squash(b.String())
 	for _, want := range []string{
 		"pipelined, window 64: round trips/s 700 000 400 000 (0.57×) ✓ 210 000 (0.30×) ✗ ≥ 0.5× / ≥ 0.35×",
+		"pipelined, window 64: CPU per message 500ns 2.0µs (4.0×) 10µs (20×)",
 		"one at a time: round-trip p50 10µs 25µs (2.5×) ✓ 40µs (4.0×) ✗ ≤ 3×",
 		"one at a time: round-trip p99 20µs 50µs (2.5×) 90µs (4.5×)",
 		"steady 5000 msg/s: round-trip p99",
