@@ -28,7 +28,7 @@ func benchCmd(args []string) int {
 	nodes := fs.String("nodes", "100,300,1000", "cluster sizes of the startup part, comma-separated")
 	algo := fs.String("algorithm", "chang-roberts", "the election the startup part's nodes run")
 	events := fs.Int("events", 1_000_000, "events in the history of the history part")
-	dir := fs.String("dir", "", "work folder, kept (default: a temporary one, removed)")
+	dir := fs.String("dir", "", "work folder, kept with the history the history part generates (default: a temporary one, removed)")
 	profile := fs.String("cpuprofile", "", "write CPU profiles of the harness and of reading and checking the history to this folder")
 	quiet := fs.Bool("quiet", false, "print only the table, not a line per measurement")
 	if err := fs.Parse(args); err != nil {

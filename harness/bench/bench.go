@@ -57,7 +57,8 @@ type Config struct {
 	// (default one million).
 	Events int
 	// Dir is the work folder (default a temporary one, removed at the
-	// end).
+	// end). When it is given, the history part's history.jsonl is kept
+	// in it.
 	Dir string
 	// Profile, when set, is a folder that receives CPU profiles: of the
 	// harness during a pipelined probe without and with recording (one
@@ -211,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if cfg.Profile != "" {
 			profile = filepath.Join(cfg.Profile, "history-check.pprof")
 		}
-		h, err := runHistory(ctx, cfg.Coup, cfg.Events, dir, profile, progress)
+		h, err := runHistory(ctx, cfg.Coup, cfg.Events, dir, profile, cfg.Dir != "", progress)
 		if err != nil {
 			return res, fmt.Errorf("history: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 )
 
 // The paths a probe runs on, in the order each round runs them.
@@ -80,10 +81,15 @@ func runPath(ctx context.Context, cfg *Config, c *Case, path int, dir, profile s
 	return runCoup(ctx, cfg.Probe, pc, c.Faults, path == Recorded, dir, profile)
 }
 
+// profileTime is the least measured time of a profiled run, so that the
+// profile holds enough samples.
+const profileTime = 3 * time.Second
+
 // profileRouter runs the pipelined probe once more on coup, without and
 // with recording, under the CPU profiler.
 func profileRouter(ctx context.Context, cfg *Config, dir string, progress func(string, ...any)) error {
 	c := routerCases(cfg, nil)[0]
+	c.probe.Time = max(c.probe.Time, profileTime)
 	for _, p := range []struct {
 		path int
 		file string

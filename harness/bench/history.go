@@ -199,10 +199,12 @@ func measure(fn func() (any, error)) (Cost, error) {
 // runHistory generates a history of about events events in dir and
 // measures reading it, reading and checking it, and `coup check` on it.
 // With profile set, the CPU profile of reading and checking is written
-// there.
-func runHistory(ctx context.Context, coup []string, events int, dir, profile string, progress func(string, ...any)) (*HistoryFigures, error) {
+// there. The history is removed at the end unless keep is set.
+func runHistory(ctx context.Context, coup []string, events int, dir, profile string, keep bool, progress func(string, ...any)) (*HistoryFigures, error) {
 	path := filepath.Join(dir, "history.jsonl")
-	defer os.Remove(path)
+	if !keep {
+		defer os.Remove(path)
+	}
 	hf := &HistoryFigures{}
 	start := time.Now()
 	what, n, err := generateHistory(path, events)
