@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -72,8 +73,12 @@ func runRelay(ctx context.Context, probe []string, pc probeConfig, faults *Fault
 		if _, err := io.WriteString(procs[i].Stdin, init); err != nil {
 			return Figures{}, fmt.Errorf("relay: write init to %s: %w (see %s)", name, err, filepath.Join(dir, "relay-"+name+".log"))
 		}
-		if _, err := outs[i].ReadSlice('\n'); err != nil {
+		line, err := outs[i].ReadSlice('\n')
+		if err != nil {
 			return Figures{}, fmt.Errorf("relay: %s did not answer init: %w (see %s)", name, err, filepath.Join(dir, "relay-"+name+".log"))
+		}
+		if !bytes.Contains(line, []byte(`"init_ok"`)) {
+			return Figures{}, fmt.Errorf("relay: %s answered init with %.200q", name, line)
 		}
 	}
 	// ended is closed as soon as either child's output ends: a probe that

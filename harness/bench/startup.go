@@ -178,18 +178,27 @@ func runStartup(ctx context.Context, coup []string, n int, algo, dir string) (St
 		return s, fmt.Errorf("coup run on %d nodes: %v: %s%s", n, waitErr, out.String(), stderr.String())
 	}
 	// Killed nodes are reaped by init a moment after the harness ends.
+	// Any still alive after that is counted, and then killed, so that the
+	// benchmark itself leaves nothing behind.
 	deadline := time.Now().Add(2 * time.Second)
+	var left []procID
 	for {
-		s.LeftBehind = 0
+		left = left[:0]
 		for id := range nodes {
 			if id.alive() {
-				s.LeftBehind++
+				left = append(left, id)
 			}
 		}
-		if s.LeftBehind == 0 || time.Now().After(deadline) {
+		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	s.LeftBehind = len(left)
+	for _, id := range left {
+		if id.alive() {
+			_ = syscall.Kill(id.pid, syscall.SIGKILL)
+		}
 	}
 	for _, rss := range nodes {
 		s.NodePeaks = append(s.NodePeaks, rss)
