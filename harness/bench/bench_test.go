@@ -40,4 +40,3 @@ func BenchmarkProbe(b *testing.B) {
 		}
 	}
 }
-
