@@ -134,6 +134,9 @@ type probe struct {
 	out        *bufio.Writer
 	self, peer string
 	pinger     bool
+	// ping and echo are the start of every ping and echo line, up to the
+	// number, written once.
+	ping, echoHead string
 }
 
 // run does the init handshake, then pings or echoes.
@@ -164,7 +167,9 @@ func (p *probe) run() error {
 	if p.pinger {
 		p.peer = ids[1]
 	}
-	fmt.Fprintf(p.out, `{"src":%q,"dest":%q,"body":{"type":"init_ok","in_reply_to":%d}}`+"\n", p.self, env.Src, env.Body.MsgID)
+	p.ping = fmt.Sprintf(`{"src":%s,"dest":%s,"body":{"type":"ping","msg_id":`, jsonString(p.self), jsonString(p.peer))
+	p.echoHead = fmt.Sprintf(`{"src":%s,"dest":%s,"body":{"type":"echo","in_reply_to":`, jsonString(p.self), jsonString(p.peer))
+	fmt.Fprintf(p.out, `{"src":%s,"dest":%s,"body":{"type":"init_ok","in_reply_to":%d}}`+"\n", jsonString(p.self), jsonString(env.Src), env.Body.MsgID)
 	p.hello("hello")
 	if err := p.out.Flush(); err != nil {
 		return err
@@ -175,12 +180,17 @@ func (p *probe) run() error {
 	if err := p.sync(); err != nil {
 		return err
 	}
-	var f Figures
 	if p.cfg.Mode == Steady {
-		f, err = p.steady()
-	} else {
-		f, err = p.closedLoop()
+		f, err := p.steady()
+		if err != nil {
+			return err
+		}
+		if err := writeReport(p.cfg.Report, f); err != nil {
+			return err
+		}
+		select {} // its reader goes on reading until the process is ended
 	}
+	f, err := p.closedLoop()
 	if err != nil {
 		return err
 	}
@@ -188,13 +198,22 @@ func (p *probe) run() error {
 		return err
 	}
 	// Stay up, reading, until the harness or the relay ends the process.
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	return nil
+	for {
+		if _, err := p.in.next(time.Time{}, nil); err != nil {
+			return nil
+		}
+	}
 }
 
 // hello greets the peer (type "hello" or "hello_ok").
 func (p *probe) hello(typ string) {
-	fmt.Fprintf(p.out, `{"src":%q,"dest":%q,"body":{"type":%q}}`+"\n", p.self, p.peer, typ)
+	fmt.Fprintf(p.out, `{"src":%s,"dest":%s,"body":{"type":%q}}`+"\n", jsonString(p.self), jsonString(p.peer), typ)
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 // sync waits for a first line from the peer, its greeting or its answer
@@ -239,11 +258,7 @@ func (p *probe) echo() error {
 			return err
 		}
 		if id, ok := intField(line, `"msg_id":`); ok {
-			p.out.WriteString(`{"src":"`)
-			p.out.WriteString(p.self)
-			p.out.WriteString(`","dest":"`)
-			p.out.WriteString(p.peer)
-			p.out.WriteString(`","body":{"type":"echo","in_reply_to":`)
+			p.out.WriteString(p.echoHead)
 			var num [20]byte
 			p.out.Write(strconv.AppendInt(num[:0], id, 10))
 			p.out.WriteString("}}\n")
@@ -255,11 +270,7 @@ func (p *probe) echo() error {
 
 // writePing buffers ping seq.
 func (p *probe) writePing(w *bufio.Writer, seq int64) {
-	w.WriteString(`{"src":"`)
-	w.WriteString(p.self)
-	w.WriteString(`","dest":"`)
-	w.WriteString(p.peer)
-	w.WriteString(`","body":{"type":"ping","msg_id":`)
+	w.WriteString(p.ping)
 	var num [20]byte
 	w.Write(strconv.AppendInt(num[:0], seq, 10))
 	w.WriteString("}}\n")

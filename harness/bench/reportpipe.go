@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // reportPipe is the named pipe through which the pinger hands its figures
@@ -51,6 +52,10 @@ func newReportPipe(path string) (*reportPipe, error) {
 	return rp, nil
 }
 
+// reportGrace is how long wait still waits for a report once the run that
+// makes it has ended.
+const reportGrace = time.Second
+
 // wait returns the figures once the pinger has written them, or an error
 // when ctx ends first or done is closed (the run that should have produced
 // them is over).
@@ -59,10 +64,12 @@ func (rp *reportPipe) wait(ctx context.Context, done <-chan struct{}) (Figures, 
 	case r := <-rp.got:
 		return r.f, r.err
 	case <-done:
-		select { // the report may have come just as the run ended
+		// A report written just before the run ended may still be on its
+		// way through the pipe.
+		select {
 		case r := <-rp.got:
 			return r.f, r.err
-		default:
+		case <-time.After(reportGrace):
 			return Figures{}, fmt.Errorf("the probe ended without reporting")
 		}
 	case <-ctx.Done():
