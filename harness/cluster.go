@@ -141,6 +141,11 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 		return ready, nil
 	case <-done:
 		return nil, fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
+	case <-r.ctx.Done():
+		close(abandoned)
+		_ = p.Kill()
+		<-done
+		return nil, errInterrupted
 	case <-time.After(InitTimeout):
 		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()

@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"coup/harness/history"
+	"coup/harness/scenario"
 )
 
 // hostileMain is a foreign node that misbehaves on purpose, by the mode
@@ -51,6 +53,8 @@ func hostileMain(args []string) int {
 		}
 		_ = json.Unmarshal(env.Body, &body)
 		switch {
+		case body.Type == "init" && mode == "mute":
+			// Never answer: read on until the harness gives up.
 		case body.Type == "init":
 			self = body.NodeID
 			write(fmt.Sprintf(`{"src":%q,"dest":"coup","body":{"type":"init_ok","in_reply_to":%d}}`, self, body.MsgID))
@@ -204,5 +208,30 @@ func TestHostileOutputStaysReadable(t *testing.T) {
 	}
 	if res.Stats.Refused[RefusedLine] != 1 {
 		t.Errorf("refused %v, want the over-long line", res.Stats.Refused)
+	}
+}
+
+// Interrupting a run whose node never answers init stops it at once,
+// without waiting out the init timeout, and leaves no process behind.
+func TestInterruptWhileWaitingForInit(t *testing.T) {
+	sc, err := scenario.Parse(t.Name()+".toml", hostileScenario("mute", 3, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	res, dir, err := Run(ctx, sc, Options{Store: t.TempDir(), NodeCommand: []string{os.Args[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took >= InitTimeout/2 {
+		t.Errorf("the interrupted run took %s: it waited for the init timeout (%s)", took, InitTimeout)
+	}
+	if res.ExitCode != ExitUnknown || !strings.Contains(res.Error, "interrupted") {
+		t.Errorf("exit %d, error %q; want %d, interrupted", res.ExitCode, res.Error, ExitUnknown)
+	}
+	if left := children(dir); len(left) > 0 {
+		t.Errorf("node processes outlived the run: %v", left)
 	}
 }

@@ -35,6 +35,7 @@ type Options struct {
 type run struct {
 	sc    *scenario.Scenario
 	opts  Options
+	ctx   context.Context // ends when the run is interrupted
 	dir   string
 	runID string
 	rec   *history.Recorder
@@ -90,7 +91,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	}
 	defer logf.Close()
 
-	r := &run{sc: sc, opts: opts, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}, gate: make(chan struct{})}
+	r := &run{sc: sc, opts: opts, ctx: ctx, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}, gate: make(chan struct{})}
 	r.start = time.Now()
 	r.rec = history.NewRecorder(hf, func() int64 { return int64(time.Since(r.zero)) }, true)
 	r.names = sc.NodeNames()
@@ -150,6 +151,9 @@ func (r *run) execute(ctx context.Context) error {
 		go r.write(m)
 	}
 	if err := r.startAll(); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		return fmt.Errorf("%w: %w", errNodeStart, err)
 	}
 	r.progress("nodes up; running for %s", r.sc.Duration.D)
