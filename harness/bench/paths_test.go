@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,13 +193,31 @@ func TestProcfs(t *testing.T) {
 	if _, err := peakRSS(1 << 30); err == nil {
 		t.Error("the peak RSS of no process")
 	}
+	t.Setenv("COUP_BENCH_TEST_MARK", "1")
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep program:", err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	if !environHas(cmd.Process.Pid, "COUP_BENCH_TEST_MARK") || environHas(cmd.Process.Pid, "COUP_BENCH_TEST") {
+		t.Error("environHas does not tell a child's variables")
+	}
+	if !argvHas(cmd.Process.Pid, "10") || argvHas(cmd.Process.Pid, "1") {
+		t.Error("argvHas does not tell a child's arguments")
+	}
+	if !slices.Contains(children(os.Getpid()), cmd.Process.Pid) {
+		t.Errorf("children of this process %v lack %d", children(os.Getpid()), cmd.Process.Pid)
+	}
 }
 
-// childrenOf lists pid's live (not zombie) children.
+// childrenOf lists pid's live (not zombie) probe processes.
 func childrenOf(pid int) []int {
 	var out []int
 	for _, c := range children(pid) {
-		if id, ok := identify(c); ok && id.alive() {
+		if id, ok := identify(c); ok && id.alive() && argvHas(c, "bench-probe") {
 			out = append(out, c)
 		}
 	}

@@ -96,3 +96,32 @@ func procState(pid int) (byte, uint64, bool) {
 	}
 	return f[0][0], start, true
 }
+
+// environHas reports whether the process's environment holds a variable
+// named key (the harness marks each node it starts with COUP_NODE).
+func environHas(pid int, key string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	for v := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.HasPrefix(v, []byte(key+"=")) {
+			return true
+		}
+	}
+	return false
+}
+
+// argvHas reports whether the process's command line holds arg.
+func argvHas(pid int, arg string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	for a := range bytes.SplitSeq(b, []byte{0}) {
+		if string(a) == arg {
+			return true
+		}
+	}
+	return false
+}

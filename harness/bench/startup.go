@@ -105,11 +105,12 @@ func runStartup(ctx context.Context, coup []string, n int, algo, dir string) (St
 	pid := cmd.Process.Pid
 
 	var (
-		mu    sync.Mutex
-		nodes = map[procID]int64{} // node → peak RSS seen
-		up    = make(chan struct{})
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		nodes  = map[procID]int64{} // node → peak RSS seen
+		others = map[procID]bool{}  // children that are not nodes (the harness's reaper)
+		up     = make(chan struct{})
+		stop   = make(chan struct{})
+		wg     sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() { // sample the harness, and once up, the nodes
@@ -139,8 +140,18 @@ func runStartup(ctx context.Context, coup []string, n int, algo, dir string) (St
 			lastSweep = time.Now()
 			for _, c := range children(pid) {
 				id, ok := identify(c)
+				if !ok || others[id] {
+					continue
+				}
+				mu.Lock()
+				_, known := nodes[id]
+				mu.Unlock()
+				if !known && !environHas(c, "COUP_NODE") {
+					others[id] = true
+					continue
+				}
 				rss, err := peakRSS(c)
-				if !ok || err != nil {
+				if err != nil {
 					continue
 				}
 				mu.Lock()
