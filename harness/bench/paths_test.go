@@ -202,6 +202,11 @@ func TestProcfs(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
+	// Linux fills in a new program's arguments and environment a moment
+	// after the exec that Start waits for.
+	for deadline := time.Now().Add(5 * time.Second); !argvHas(cmd.Process.Pid, "sleep") && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if !environHas(cmd.Process.Pid, "COUP_BENCH_TEST_MARK") || environHas(cmd.Process.Pid, "COUP_BENCH_TEST") {
 		t.Error("environHas does not tell a child's variables")
 	}
