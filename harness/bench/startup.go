@@ -49,18 +49,20 @@ func (s Startup) NodeMax() int64 {
 }
 
 // startupScenario is n built-in nodes running one election, with no
-// latency, so that the election runs while they are measured.
+// latency, so that the election runs while they are measured. The run
+// lasts a second and 2ms a node, so that the sweeps of a thousand nodes'
+// /proc files see every node even on a loaded machine.
 func startupScenario(n int, algo string) string {
 	return fmt.Sprintf(`name = "bench-startup-%d"
 description = "coup bench: %d built-in nodes start and run an election"
 algorithm = %q
 nodes = %d
-duration = "1s"
+duration = %q
 recovery = "300ms"
 
 [network]
 latency = "0s"
-`, n, n, algo, n)
+`, n, n, algo, n, tomlDuration(time.Second+time.Duration(n)*2*time.Millisecond))
 }
 
 // upMarker is what `coup run` prints once every node has answered init.

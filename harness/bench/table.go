@@ -161,8 +161,13 @@ func (r *Results) printStartup(w io.Writer) {
 			harness += " " + mark(s.HarnessPeak < TargetHarnessRSS)
 			target = fmt.Sprintf("≤ %s, harness < %s", TargetStartup, mb(TargetHarnessRSS))
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d %s\t%s\n", s.Nodes, up, harness, mb(s.NodeMedian()), mb(s.NodeMax()),
-			len(s.NodePeaks), s.LeftBehind, mark(s.LeftBehind == 0), target)
+		// A node the sweeps missed is missing from the peaks too.
+		seen := strconv.Itoa(len(s.NodePeaks))
+		if len(s.NodePeaks) != s.Nodes {
+			seen += " ✗"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s\n", s.Nodes, up, harness, mb(s.NodeMedian()), mb(s.NodeMax()),
+			seen, s.LeftBehind, mark(s.LeftBehind == 0), target)
 	}
 	tw.Flush()
 }

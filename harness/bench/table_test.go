@@ -112,7 +112,7 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r := &Results{
 		Config: Config{Algorithm: "chang-roberts"},
 		Startup: []Startup{
-			{Nodes: 100, Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}},
+			{Nodes: 3, Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}},
 			{Nodes: 1000, Up: 2500 * time.Millisecond, HarnessPeak: 150e6, NodePeaks: []int64{11e6}, LeftBehind: 2},
 		},
 		History: &HistoryFigures{Events: 1000000, Bytes: 120e6, Scenario: "omega", Checks: 12,
@@ -124,8 +124,8 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r.Print(&b)
 	out := squash(b.String())
 	for _, want := range []string{
-		"100 230ms 40.0 MB 11.0 MB 12.0 MB 3 0 ✓",
-		"1000 2.5s ✗ 150.0 MB ✓ 11.0 MB 11.0 MB 1 2 ✗ ≤ 2s, harness < 200.0 MB",
+		"3 230ms 40.0 MB 11.0 MB 12.0 MB 3 0 ✓",
+		"1000 2.5s ✗ 150.0 MB ✓ 11.0 MB 11.0 MB 1 ✗ 2 ✗ ≤ 2s, harness < 200.0 MB",
 		"1 000 000 events, 120.0 MB (omega)",
 		"read (in process) 2s 500 000 400 B live, 2 000 B allocated",
 		"read + all 12 checks (in process) 4s 250 000 410 B live, 2 100 B allocated",
