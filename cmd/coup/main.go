@@ -8,6 +8,7 @@
 //	coup list [DIR]             list the scenarios of a folder
 //	coup node --algo NAME       the built-in node program
 //	coup algorithms             list the built-in algorithms
+//	coup bench                  measure the harness: router, startup, history
 //	coup version                print coup's version
 //	coup help CMD               print a command's usage
 //
@@ -40,6 +41,15 @@ usage:
                                  simulate a scenario's built-in algorithm on a
                                  virtual clock: one seed (saved in the store),
                                  a sweep of seeds, or a determinism check
+  coup sim FILE --seeds N [--strategy random|pct[:D]|bias|portfolio]
+           [--shard k/n] [--out RESULTS.jsonl]
+                                 sweep seeds with a search strategy, or one
+                                 shard of a sweep spread over machines
+  coup sim merge RESULTS.jsonl...
+                                 combine a sweep's shards
+  coup sim FILE --seed S --shrink [--budget N] [--out FILE]
+                                 shrink a failing run to a smaller scenario
+                                 that fails the same way
   coup sim --bench [--seeds N] FILE|DIR...
                                  measure the simulator's speed
   coup list [FILE|DIR...]        list scenarios: name, algorithm, faults and
@@ -47,6 +57,10 @@ usage:
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
   coup algorithms                list the built-in algorithms
+  coup bench [--only PART,...] [--rounds N] [--nodes N,...] [--events N]
+                                 measure the router against a minimal relay,
+                                 the start of many nodes, and reading and
+                                 checking a large history
   coup version                   print coup's version (also coup --version)
   coup help CMD                  print a command's usage (also coup CMD --help)
 
@@ -72,6 +86,7 @@ var commands = []command{
 	{"node", nodeCmd},
 	{"algorithms", algorithmsCmd},
 	{"version", versionCmd},
+	{"bench", benchCmd},
 }
 
 func init() {
@@ -93,6 +108,8 @@ func run(args []string) int {
 		return harness.ExitOK
 	case "-version", "--version":
 		return versionCmd(args[1:])
+	case "bench-probe": // the benchmark's probe node, not a command for people
+		return benchProbeCmd(args[1:])
 	}
 	if c, ok := lookupCommand(args[0]); ok {
 		return c.run(args[1:])

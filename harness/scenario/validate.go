@@ -28,8 +28,9 @@ const (
 	DefaultHold = 10 * time.Millisecond
 	// MaxClients bounds the lock workload's clients.
 	MaxClients = 1000
-	// MaxNodes bounds the number of node processes of one run.
-	MaxNodes = 512
+	// MaxNodes bounds the number of node processes of one run; `coup
+	// bench` measures a run of this many.
+	MaxNodes = 1000
 )
 
 // validate checks every field in file order and fills in defaults. It
