@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -57,12 +58,21 @@ func (r *run) route(from string, line []byte) {
 // report records a node's report.
 func (r *run) report(from string, body []byte) {
 	var rb wire.ReportBody
-	if err := json.Unmarshal(body, &rb); err != nil || rb.Type != "report" {
-		r.logf("%s: bad report: %.200s", from, body)
+	err := json.Unmarshal(body, &rb) // a term that is not an integer fails here
+	if err == nil && rb.Type != "report" {
+		err = fmt.Errorf("type %q is not \"report\"", rb.Type)
+	}
+	if err == nil {
+		err = rb.CheckTerm()
+	}
+	if err != nil {
+		// A report with a bad term is refused whole: recorded without its
+		// term, a claim would read as one that gave none.
+		r.logf("%s: bad report: %v: %.200s", from, err, body)
 		r.router.count("output.invalid")
 		return
 	}
-	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: rb.What, Value: rb.Value, Name: rb.Name, Msg: rb.Msg})
+	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: rb.What, Value: rb.Value, Name: rb.Name, Msg: rb.Msg, Term: rb.Term})
 }
 
 // send records a message and schedules its copies by its fate.
