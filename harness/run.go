@@ -258,6 +258,7 @@ func RunMeta(sc *scenario.Scenario) *history.Meta {
 		Termination: int64(sc.Checks.Termination.D), Progress: int64(sc.Checks.Progress.D), Checks: sc.Checks.Run, Params: sc.Params,
 		Checksums:     sc.ChecksumsOn(),
 		Stabilisation: int64(sc.Checks.Stabilisation.D),
+		StaleLeader:   int64(sc.Checks.StaleLeader.D),
 		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
 	}
 	if gst, ok := sc.GST(); ok {

@@ -208,6 +208,10 @@ type Checks struct {
 	// must be granted (mutex-progress; default: the workload's timeout or
 	// the recovery window, whichever is shorter).
 	Progress Duration `toml:"progress"`
+	// StaleLeader bounds the stale-leader window: how long a leader's claim
+	// may overlap another live node's claim in a higher term. Without it
+	// the stale-leader check reports the window and holds (default: none).
+	StaleLeader Duration `toml:"stale_leader"`
 }
 
 // Expect is the verdict the scenario expects.

@@ -388,6 +388,12 @@ func (s *Scenario) validateChecks() error {
 	if c.Progress.D > s.Recovery.D {
 		return s.errorf("checks.progress", "%s is longer than the recovery window (%s), so the last acquires could never be judged", c.Progress.D, s.Recovery.D)
 	}
+	if err := s.duration("checks.stale_leader", &c.StaleLeader, 0, true); err != nil {
+		return err
+	}
+	if c.StaleLeader.Set && !slices.Contains(c.Run, "stale-leader") {
+		return s.errorf("checks.stale_leader", "a bound for the stale-leader check, which this scenario does not run: add \"stale-leader\" to checks.run")
+	}
 	return nil
 }
 
