@@ -288,7 +288,12 @@ func joinCounts(c map[string]int64) string {
 }
 
 // Summary is a few lines for a person: the verdict, each check, the notes.
+// A run whose nodes did not start has only its error, with no verdict
+// lines above it.
 func (r *Results) Summary() string {
+	if r.NotStarted() {
+		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", r.Scenario, r.Valid, r.Outcome, r.ExitCode)
 	width := 0

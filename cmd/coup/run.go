@@ -85,7 +85,12 @@ func runCmd(args []string) int {
 				worst = combine(worst, harness.ExitUnknown)
 				continue
 			}
-			fmt.Print(res.Summary())
+			if res.NotStarted() {
+				// One message, the cause, where an error belongs.
+				fmt.Fprintf(os.Stderr, "coup: %s: %s\n", sc.File, res.Error)
+			} else {
+				fmt.Print(res.Summary())
+			}
 			fmt.Printf("  store: %s\n", dir)
 			tally[sc.Name][res.ExitCode]++
 			worst = combine(worst, res.ExitCode)

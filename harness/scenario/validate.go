@@ -44,6 +44,7 @@ func (s *Scenario) validate() error {
 	} else if len(s.Command) == 0 || s.Command[0] == "" {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
 	}
+	s.resolveCommand()
 	if s.Nodes < 1 {
 		return s.errorf("nodes", "must be at least 1, got %d", s.Nodes)
 	}
@@ -60,6 +61,9 @@ func (s *Scenario) validate() error {
 		return err
 	}
 	if err := s.duration("recovery", &s.Recovery, DefaultRecovery, false); err != nil {
+		return err
+	}
+	if err := s.duration("init_timeout", &s.InitTimeout, 0, true); err != nil {
 		return err
 	}
 	if err := s.validateParams(); err != nil {
