@@ -12,8 +12,8 @@ import (
 
 // benchHistory returns a history of about n events from a cluster of 16
 // nodes that elect again and again: elect requests, rings of election and
-// elected messages with every delivery, participant and leader reports,
-// heartbeats, crashes and restarts under the same id, pauses, nemesis
+// elected messages with every delivery, participant and leader reports
+// (each round in a new term), heartbeats, crashes and restarts under the same id, pauses, nemesis
 // events, and now and then a corrupted message that its receiver rejects.
 // It is built once per size and shared by the benchmarks.
 func benchHistory(n int) *history.History {
@@ -80,6 +80,7 @@ func benchHistory(n int) *history.History {
 		return i
 	}
 	final := false
+	term := int64(0) // each election round is a new term
 	for !final {
 		final = len(events) >= n-6*size
 		switch x := rng.IntN(20); {
@@ -105,8 +106,10 @@ func benchHistory(n int) *history.History {
 					break
 				}
 			}
+			term++
+			round := term // each report points at its own copy
 			for i := best; ; i = nextLive(i) {
-				report(i, history.ReportLeader, names[best])
+				add(history.Event{Kind: history.KindReport, Node: names[i], What: history.ReportLeader, Value: names[best], Term: &round})
 				send(i, nextLive(i), "elected", false)
 				if nextLive(i) == best {
 					break

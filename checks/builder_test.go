@@ -44,6 +44,7 @@ func (b *hb) stabilisation(t int64) *hb {
 	b.meta.Stabilisation = ms(t)
 	return b
 }
+func (b *hb) staleBound(t int64) *hb  { b.meta.StaleLeader = ms(t); return b }
 func (b *hb) bound(n int64) *hb       { b.meta.MessageBound = n; return b }
 func (b *hb) checksums(on bool) *hb   { b.meta.Checksums = on; return b }
 func (b *hb) add(e history.Event) *hb { b.events = append(b.events, e); return b }
@@ -75,6 +76,20 @@ func (b *hb) starts(t int64, nodes ...string) *hb {
 func (b *hb) leader(node, value string, t int64) *hb {
 	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: value})
 }
+
+// leaderIn records that node now trusts value in term ("" for none).
+func (b *hb) leaderIn(node, value string, term, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: value, Term: &term})
+}
+
+// leaderTerm records that node now trusts value in term, or in no term
+// when term is nil.
+func (b *hb) leaderTerm(node, value string, term *int64, t int64) *hb {
+	return b.add(history.Event{Time: ms(t), Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: value, Term: term})
+}
+
+// claim records that node now claims leadership in term.
+func (b *hb) claim(node string, term, t int64) *hb { return b.leaderIn(node, node, term, t) }
 
 // agree records that every given node now trusts value.
 func (b *hb) agree(value string, t int64, nodes ...string) *hb {

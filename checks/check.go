@@ -37,6 +37,8 @@ var registry = []Check{
 	newCheck("agreement", "At the end of the history, no two live nodes believe in different leaders.", agreement),
 	newCheck("validity", "At the end of the history, every leader a live node believes in is live and, for max-id (min-id) algorithms, has the highest (smallest) id among live nodes.", validity),
 	newCheck("termination", "Within the termination bound after the last disruption, every live node believes in some leader.", termination),
+	newCheck("one-leader-per-term", "No two distinct nodes ever claim leadership in the same term (unknown when no leader report carries a term).", oneLeaderPerTerm),
+	newCheck("stale-leader", "How long a leader's claim overlapped another live node's claim in a higher term (a figure); false only past the scenario's bound.", staleLeader),
 	newCheck("eventual-leadership", "Within the stabilisation bound after GST (or the start), every correct node comes to trust the same correct node and keeps trusting it until the end of the run.", eventualLeadership),
 	newCheck("complexity", "No election costs more messages than the algorithm's bound for one election.", complexity),
 	newCheck("integrity", "Every message the nemesis corrupted was rejected by its receiver or never delivered.", integrity),

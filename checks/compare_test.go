@@ -37,6 +37,29 @@ func randomRun(rng *rand.Rand) *hb {
 	}
 	b.bound(int64(rng.IntN(8)))
 	b.checksums(rng.IntN(2) == 0)
+	if rng.IntN(2) == 0 {
+		b.staleBound(int64(1 + rng.IntN(40)))
+	}
+	// Terms: none in a third of the histories, on every leader report in
+	// another third, on some in the rest. A claim mostly begins a new term,
+	// sometimes takes the current one again (a same-term violation when
+	// another node took it) and sometimes an older one (a stale leader).
+	termMode := rng.IntN(3)
+	cur := int64(0)
+	term := func(claim bool) *int64 {
+		if termMode == 0 || (termMode == 2 && rng.IntN(3) == 0) {
+			return nil
+		}
+		v := cur
+		switch x := rng.IntN(10); {
+		case claim && x < 5:
+			cur++
+			v = cur
+		case x >= 8:
+			v = max(0, cur-1-int64(rng.IntN(2)))
+		}
+		return &v
+	}
 	for _, n := range nodes {
 		if rng.IntN(6) > 0 {
 			b.start(n, 0)
@@ -75,7 +98,7 @@ func randomRun(rng *rand.Rand) *hb {
 			case 1:
 				v = pick()
 			}
-			b.leader(n, v, t)
+			b.leaderTerm(n, v, term(v == n), t)
 		case x < 24:
 			b.agree(pick(), t, nodes...)
 		case x < 28:
@@ -137,7 +160,7 @@ func randomRun(rng *rand.Rand) *hb {
 		case x < 96:
 			b.report(n, reportPayload, []string{payloadIntact, payloadCorrupt}[rng.IntN(2)], t)
 		default:
-			b.leader(n, n, t)
+			b.leaderTerm(n, n, term(true), t)
 		}
 	}
 	switch rng.IntN(4) {
@@ -233,6 +256,55 @@ var comparisons = []comparison{
 			return true
 		},
 	},
+	{check: "one-leader-per-term", compare: func(h *history.History, r Result, bug bool) string {
+		n := naiveOneLeaderPerTerm(h, bug)
+		untermed, _ := r.Figures["claims_without_term"].(int)
+		got := fmt.Sprintf("%v: %v claims, %d without a term", r.Valid, r.Figures["claims"], untermed)
+		want := fmt.Sprintf("%v: %d claims, %d without a term", n.valid, n.claims, n.untermed)
+		if n.valid != Unknown {
+			got += fmt.Sprintf(", %v terms, %v contested", r.Figures["terms"], r.Figures["contested_terms"])
+			want += fmt.Sprintf(", %d terms, %d contested", n.terms, n.contested)
+		}
+		if n.valid == False {
+			got += fmt.Sprintf(", first %v %v", r.Nodes, r.Interval)
+			want += fmt.Sprintf(", first %v %v", n.firstNodes, &Interval{From: n.firstFrom, To: n.firstTo})
+		}
+		if got != want {
+			return fmt.Sprintf("got %s; naive says %s", got, want)
+		}
+		return ""
+	}},
+	{check: "stale-leader", compare: func(h *history.History, r Result, bug bool) string {
+		n := naiveStaleLeader(h, bug)
+		if r.Valid != n.valid {
+			return fmt.Sprintf("got %v (%s), naive says %v", r.Valid, r.Explanation, n.valid)
+		}
+		if n.valid == Unknown {
+			return ""
+		}
+		over, _ := r.Figures["over_bound"].(int)
+		got := fmt.Sprintf("longest %v, %v stale, %d over", r.Figures["longest_ns"], r.Figures["stale_claims"], over)
+		want := fmt.Sprintf("longest %d, %d stale, %d over", n.longest, n.stale, n.over)
+		if got != want {
+			return fmt.Sprintf("got %s; naive says %s", got, want)
+		}
+		if n.longest == 0 {
+			return ""
+		}
+		// The claim reported must be one whose window is the longest, over
+		// the same span.
+		key := fmt.Sprintf("%s@%d", r.Nodes[0], r.Evidence[0].Time)
+		for _, e := range r.Evidence {
+			if e.Node == r.Nodes[0] && e.Kind == history.KindReport && e.Value == e.Node {
+				key = fmt.Sprintf("%s@%d", e.Node, e.Time)
+				break
+			}
+		}
+		if n.windows[key] != n.longest || r.Interval == nil || n.firsts[key] != r.Interval.From || n.lasts[key] != r.Interval.To {
+			return fmt.Sprintf("the claim reported (%s, %v) is not a longest one by the naive checker: its window %d from %d to %d", key, r.Interval, n.windows[key], n.firsts[key], n.lasts[key])
+		}
+		return ""
+	}},
 	{check: "integrity", compare: func(h *history.History, r Result, bug bool) string {
 		n := naiveIntegrity(h, bug)
 		got := nintegrity{}

@@ -33,7 +33,20 @@
 //     leader. A claim lasts from the node's report naming itself until its
 //     next report naming another, or until it stops being live, or until
 //     the end of the history. Claims that touch do not overlap. One pass
-//     over the history.
+//     over the history. When the claims carry terms, the explanation and
+//     evidence name the term each claim was in at the overlap's start.
+//   - one-leader-per-term: no two distinct nodes ever claim leadership in
+//     the same term, over the whole history, whether or not the first
+//     claimant is still live. A claim in a term is a live node's leader
+//     report naming itself with that term; the same node claiming its term
+//     again (after stepping down, or restarted under the same id) is one
+//     claimant. Claims without a term are counted, not judged; unknown when
+//     no leader report from a live node carries a term.
+//   - stale-leader: for every term claim (see termClaimsOf), its stale-leader
+//     window: how long it stood while another live node claimed a higher
+//     term. The longest window is reported with its evidence; false only
+//     when Meta.StaleLeader is set and a window exceeds it; unknown without
+//     terms. One sweep over the claims' ends.
 //   - agreement: at the end of the run, the live nodes that believe in a
 //     leader all believe in the same one.
 //   - validity: at the end of the run, every leader a live node believes in

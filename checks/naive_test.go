@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"coup/harness/history"
@@ -521,6 +524,207 @@ func naiveIntegrity(h *history.History, bug bool) nintegrity {
 		} else {
 			out.undecided++
 		}
+	}
+	return out
+}
+
+// ntnode is a node's state in a naive replay of terms.
+type ntnode struct {
+	live   bool
+	leader string
+	term   *int64 // the term of its last leader report since its start
+	// since is when its current claim began: the last time it came to
+	// claim leadership, or claimed it in another term (or none).
+	since  int64
+	starts int
+	// downClaim and downTerm are whether it claimed, and in which term,
+	// when it last went down (for a planted bug).
+	downClaim bool
+	downTerm  *int64
+}
+
+func (s ntnode) claims(name string) bool { return s.live && s.leader == name }
+
+// naiveTermNodes returns every node's state after the first k events of h.
+func naiveTermNodes(h *history.History, k int) map[string]ntnode {
+	st := map[string]ntnode{}
+	for _, e := range h.Events[:k] {
+		if e.Node == "" {
+			continue
+		}
+		s := st[e.Node]
+		switch {
+		case e.Kind == history.KindProcess && e.What == history.ProcStart:
+			st[e.Node] = ntnode{live: true, starts: s.starts + 1}
+		case e.Kind == history.KindProcess && (e.What == history.ProcCrash || e.What == history.ProcExit || e.What == history.ProcStop):
+			if s.live {
+				st[e.Node] = ntnode{starts: s.starts, downClaim: s.leader == e.Node, downTerm: s.term}
+			}
+		case e.Kind == history.KindReport && e.What == history.ReportLeader && s.live:
+			was, wasTerm := s.leader == e.Node, s.term
+			s.leader, s.term = e.Value, e.Term
+			if s.leader == e.Node && (!was || !naiveSameTerm(wasTerm, s.term)) {
+				s.since = e.Time
+			}
+			st[e.Node] = s
+		}
+	}
+	return st
+}
+
+func naiveSameTerm(a, b *int64) bool {
+	switch {
+	case a == nil && b == nil:
+		return true
+	case a == nil || b == nil:
+		return false
+	}
+	return *a == *b
+}
+
+// naiveTermed reports whether any leader report from a live node carries a
+// term.
+func naiveTermed(h *history.History) bool {
+	for i, e := range h.Events {
+		if e.Kind == history.KindReport && e.What == history.ReportLeader && e.Term != nil && naiveTermNodes(h, i)[e.Node].live {
+			return true
+		}
+	}
+	return false
+}
+
+// nterms is what the naive one-leader-per-term checker finds.
+type nterms struct {
+	valid              Validity
+	claims, untermed   int // claims with a term, and without
+	terms, contested   int
+	firstNodes         []string // the first violation's claimants
+	firstFrom, firstTo int64    // when the first claimed, when the second did
+	contestedBy        map[int64][]string
+}
+
+// naiveOneLeaderPerTerm looks at every leader report: one that names its
+// own node, from a live node, is a claim of its term; a claim by a node
+// that did not claim that term just before begins a new claim. A term is
+// contested once claims by two nodes name it. Bug: a node restarted under
+// the same id counts as another claimant.
+func naiveOneLeaderPerTerm(h *history.History, bug bool) nterms {
+	out := nterms{valid: True}
+	claimants := map[int64][]string{}
+	latest := map[string]int64{} // claimant key+term → when its latest claim began
+	for i, e := range h.Events {
+		if e.Kind != history.KindReport || e.What != history.ReportLeader || e.Value != e.Node {
+			continue
+		}
+		before := naiveTermNodes(h, i)[e.Node]
+		if !before.live {
+			continue
+		}
+		if before.leader == e.Node && naiveSameTerm(before.term, e.Term) {
+			continue // the claim goes on
+		}
+		if e.Term == nil {
+			out.untermed++
+			continue
+		}
+		out.claims++
+		t := *e.Term
+		key := e.Node
+		if bug {
+			key = fmt.Sprintf("%s#%d", e.Node, before.starts)
+		}
+		if !slices.Contains(claimants[t], key) {
+			claimants[t] = append(claimants[t], key)
+			if len(claimants[t]) == 2 {
+				out.contested++
+				if out.firstNodes == nil {
+					first := claimants[t][0]
+					out.firstNodes = []string{strings.Split(first, "#")[0], e.Node}
+					out.firstFrom, out.firstTo = latest[fmt.Sprint(first, "/", t)], e.Time
+				}
+			}
+		}
+		latest[fmt.Sprint(key, "/", t)] = e.Time
+	}
+	out.terms = len(claimants)
+	switch {
+	case !naiveTermed(h):
+		out.valid = Unknown
+	case out.contested > 0:
+		out.valid = False
+	}
+	return out
+}
+
+// nstale is what the naive stale-leader checker finds.
+type nstale struct {
+	valid         Validity
+	longest       int64
+	stale, over   int
+	windows       map[string]int64 // by claim: node and when it began
+	firsts, lasts map[string]int64
+}
+
+// naiveStaleLeader samples the state between every two successive distinct
+// times of h: a live node that claims leadership in term t is stale there
+// when another live node claims a higher term, and the time adds to the
+// window of its claim, named by the node and when the claim began. Bug:
+// a node that went down while claiming goes on claiming.
+func naiveStaleLeader(h *history.History, bug bool) nstale {
+	out := nstale{valid: True, windows: map[string]int64{}, firsts: map[string]int64{}, lasts: map[string]int64{}}
+	if !naiveTermed(h) {
+		out.valid = Unknown
+		return out
+	}
+	n := len(h.Events)
+	for k := 1; k < n; k++ {
+		t, next := h.Events[k-1].Time, h.Events[k].Time
+		if next == t {
+			continue // not the last event at this time
+		}
+		st := naiveTermNodes(h, k)
+		// claimed returns the term a node claims, and whether it claims
+		// one; with the bug, a node that went down claiming goes on.
+		claimed := func(name string, s ntnode) (int64, bool) {
+			switch {
+			case s.claims(name) && s.term != nil:
+				return *s.term, true
+			case bug && !s.live && s.downClaim && s.downTerm != nil:
+				return *s.downTerm, true
+			}
+			return 0, false
+		}
+		for a, sa := range st {
+			ta, ok := claimed(a, sa)
+			if !ok {
+				continue
+			}
+			stale := false
+			for b, sb := range st {
+				if tb, ok := claimed(b, sb); ok && b != a && tb > ta {
+					stale = true
+				}
+			}
+			if !stale {
+				continue
+			}
+			key := fmt.Sprintf("%s@%d", a, sa.since)
+			if out.windows[key] == 0 {
+				out.firsts[key] = t
+			}
+			out.windows[key] += next - t
+			out.lasts[key] = next
+		}
+	}
+	for _, w := range out.windows {
+		out.stale++
+		out.longest = max(out.longest, w)
+		if h.Meta.StaleLeader > 0 && w > h.Meta.StaleLeader {
+			out.over++
+		}
+	}
+	if out.over > 0 {
+		out.valid = False
 	}
 	return out
 }

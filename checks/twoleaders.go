@@ -141,6 +141,15 @@ func twoLeaders(h *history.History) Result {
 			a.node, fmtTime(a.from), claimContext(h, a, from, to), b.node, fmtTime(b.from), claimContext(h, b, from, to), a.node)
 	}
 	r.Explanation += overlapEnd(ender)
+	if ta, tb := termAt(h, a, from), termAt(h, b, from); ta != nil || tb != nil {
+		r.Explanation += termsText(a.node, b.node, ta, tb)
+		for _, e := range []*history.Event{ta, tb} {
+			if e != nil && e != a.begin && e != b.begin {
+				r.Evidence = append(r.Evidence, *e)
+			}
+		}
+		sortEvents(r.Evidence)
+	}
 	if count > 1 {
 		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all", count)
 	}
@@ -229,4 +238,39 @@ func pausedDuring(h *history.History, c *claim, from, to int64) (pause, end *his
 		}
 	}
 	return p, nil
+}
+
+// termAt returns the leader report that set the term of c's claim in force
+// at t (its last leader report at or before t, from the one that began the
+// claim on), or nil if that report gives no term. c must stand at t.
+func termAt(h *history.History, c *claim, t int64) *history.Event {
+	var last *history.Event
+	for i := c.at; i < len(h.Events) && h.Events[i].Time <= t; i++ {
+		e := &h.Events[i]
+		if e.Kind == history.KindReport && e.What == history.ReportLeader && e.Node == c.node {
+			last = e
+		}
+	}
+	if last == nil || last.Term == nil {
+		return nil
+	}
+	return last
+}
+
+// termsText says which terms two overlapping claims were in, and so
+// whether the overlap is a stale leader or two leaders in one term.
+func termsText(a, b string, ea, eb *history.Event) string {
+	switch {
+	case ea == nil:
+		return fmt.Sprintf("; %s claimed term %d and %s gave no term", b, *eb.Term, a)
+	case eb == nil:
+		return fmt.Sprintf("; %s claimed term %d and %s gave no term", a, *ea.Term, b)
+	case *ea.Term == *eb.Term:
+		return fmt.Sprintf("; both claimed term %d: two leaders in one term, which one-leader-per-term forbids", *ea.Term)
+	}
+	old, nw, to, tn := a, b, *ea.Term, *eb.Term
+	if to > tn {
+		old, nw, to, tn = b, a, tn, to
+	}
+	return fmt.Sprintf("; %s claimed term %d and %s the higher term %d: %s was a stale leader, which one-leader-per-term allows and stale-leader measures", old, to, nw, tn, old)
 }

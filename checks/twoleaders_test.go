@@ -200,6 +200,44 @@ func TestTwoLeaders(t *testing.T) {
 			evidence: []int64{4, 5},
 			overlaps: 1,
 		},
+		{
+			name: "with terms, a stale leader: the explanation and evidence name both terms",
+			h: hist(n3...).starts(0, n3...).claim("n1", 1, 10).leaderIn("n2", "n1", 1, 11).
+				claim("n2", 2, 40).leaderIn("n1", "n2", 2, 90).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(40), To: ms(90)},
+			evidence: []int64{4, 6, 7},
+			overlaps: 1,
+			explain:  []string{"n1 claimed term 1 and n2 the higher term 2: n1 was a stale leader, which one-leader-per-term allows and stale-leader measures"},
+		},
+		{
+			name: "with terms, two leaders in one term",
+			h:    hist(n3...).starts(0, n3...).claim("n1", 4, 10).claim("n2", 4, 20).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(100)},
+			evidence: []int64{4, 5},
+			overlaps: 1,
+			explain:  []string{"both claimed term 4: two leaders in one term, which one-leader-per-term forbids"},
+		},
+		{
+			name: "the term in force at the overlap, not the one the claim began with",
+			h: hist(n3...).starts(0, n3...).claim("n1", 1, 10).claim("n1", 3, 20).claim("n2", 2, 40).
+				leaderIn("n2", "n1", 3, 50).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(40), To: ms(50)},
+			evidence: []int64{4, 5, 6, 7},
+			overlaps: 1,
+			explain:  []string{"n2 claimed term 2 and n1 the higher term 3: n2 was a stale leader"},
+		},
+		{
+			name: "one claim without a term",
+			h:    hist(n3...).starts(0, n3...).leader("n1", "n1", 10).claim("n2", 2, 20).end(100).h(),
+			want: False, nodes: []string{"n1", "n2"},
+			interval: &Interval{From: ms(20), To: ms(100)},
+			evidence: []int64{4, 5},
+			overlaps: 1,
+			explain:  []string{"; n2 claimed term 2 and n1 gave no term"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

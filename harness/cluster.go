@@ -22,9 +22,6 @@ import (
 // it. A message that finds the queue full is dropped as an overflow.
 const OutboxSize = 4096
 
-// InitTimeout is how long a node has to answer init.
-const InitTimeout = 10 * time.Second
-
 // PauseTimeout bounds how long a pause waits for the stopped node's output
 // to be read to the end before it records the pause anyway.
 const PauseTimeout = 2 * time.Second
@@ -107,7 +104,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	defer logf.Close() // the child has its own copy
 	p, err := proc.Start(proc.Spec{Argv: r.nodeArgv(), Log: logf, Env: []string{"COUP_RUN=" + r.runID, "COUP_NODE=" + m.name}})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.name, err)
+		return nil, startError(m.name, err)
 	}
 	m.mu.Lock()
 	m.inc++
@@ -118,7 +115,8 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	m.mu.Unlock()
 
 	answered, ready, abandoned := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go r.read(m, p, inc, answered, ready, abandoned, done)
+	hs := &handshake{}
+	go r.read(m, p, inc, hs, answered, ready, abandoned, done)
 
 	init := wire.InitBody{
 		Type: "init", MsgID: 1, NodeID: m.name, NodeIDs: r.names, IDs: r.sc.IDs,
@@ -131,26 +129,30 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	init.DeferStart = r.sc.StateMachine()
 	body, _ := json.Marshal(init)
 	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)
+	log, limit := filepath.Join(r.dir, m.name+".log"), r.sc.InitLimit()
 	if _, err := p.Stdin.Write(line); err != nil {
+		// It exited (or closed its stdin) before reading init.
 		_ = p.Kill()
 		<-done
-		return nil, fmt.Errorf("%s: write init: %w (see %s.log)", m.name, err, m.name)
+		return nil, exitedError(m.name, log, hs)
 	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
 	select {
 	case <-answered:
 		return ready, nil
 	case <-done:
-		return nil, fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
+		return nil, exitedError(m.name, log, hs)
 	case <-r.ctx.Done():
 		close(abandoned)
 		_ = p.Kill()
 		<-done
 		return nil, errInterrupted
-	case <-time.After(InitTimeout):
+	case <-timer.C:
 		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()
 		<-done
-		return nil, fmt.Errorf("%s did not answer init within %s (see %s)", m.name, InitTimeout, filepath.Join(r.dir, m.name+".log"))
+		return nil, silentError(m.name, log, limit, hs)
 	}
 }
 
@@ -167,7 +169,7 @@ func (r *run) nodeArgv() []string {
 // every line is routed (unless startNode abandoned it, having given up
 // waiting). When the output ends it waits for the process and records its
 // exit, unless the harness ended it.
-func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned, done chan struct{}) {
+func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, ready, abandoned, done chan struct{}) {
 	defer close(done)
 	out := &stream{r: p.Stdout}
 	lines := history.NewLineReader(out, MaxLine)
@@ -191,6 +193,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned,
 		case dropped:
 		case !isInitOK(line):
 			r.logf("%s: ignoring output before init_ok: %s", m.name, quote(line))
+			hs.note(line)
 		default:
 			close(answered)
 			select {
@@ -214,6 +217,9 @@ func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned,
 		out.handled.Add(int64(n))
 	}
 	state, _ := p.Wait()
+	hs.mu.Lock()
+	hs.exit = exitDetail(state)
+	hs.mu.Unlock()
 	m.mu.Lock()
 	ending := m.ending
 	if m.proc == p {

@@ -71,3 +71,13 @@ func isPrintableSlow(s string) bool {
 func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' || r == 0xFFFE || r == 0xFFFF
 }
+
+// PrintableLines is Printable line by line: the newlines of a message of
+// several lines stay, every other control character is escaped.
+func PrintableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -16,6 +16,12 @@
 //  6. stop every process, close the history, run the checks, write
 //     results.json and point store/<scenario>/latest at the folder.
 //
+// A run whose nodes do not all answer init (start.go) stops after step 3:
+// no check judges it, and its results carry one error that names the first
+// node to fail in ring order, the cause (how it exited and the end of its
+// log; or, for a node silent past the limit, that its output may be
+// buffered) and the log's path.
+//
 // Every line a node writes is read by one goroutine per process, in order,
 // and recorded before it is acted on. Messages between nodes go through the
 // router: the nemesis decides each one's fate (dropped, or one or more

@@ -225,8 +225,8 @@ func TestInterruptWhileWaitingForInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(began); took >= InitTimeout/2 {
-		t.Errorf("the interrupted run took %s: it waited for the init timeout (%s)", took, InitTimeout)
+	if took := time.Since(began); took >= sc.InitLimit()/2 {
+		t.Errorf("the interrupted run took %s: it waited for the init timeout (%s)", took, sc.InitLimit())
 	}
 	if res.ExitCode != ExitUnknown || !strings.Contains(res.Error, "interrupted") {
 		t.Errorf("exit %d, error %q; want %d, interrupted", res.ExitCode, res.Error, ExitUnknown)

@@ -78,15 +78,20 @@ func (r *run) route(from string, line []byte) {
 // report records a node's report. Every string in it is cut to MaxField.
 func (r *run) report(from string, body []byte) {
 	var rb wire.ReportBody
-	if err := json.Unmarshal(body, &rb); err != nil || rb.Type != "report" {
-		why := "not a report"
-		if err != nil {
-			why = err.Error()
-		}
-		r.refuse(from, RefusedReport, fmt.Sprintf("%s: %s", why, quote(body)))
+	err := json.Unmarshal(body, &rb) // a term that is not an integer fails here
+	if err == nil && rb.Type != "report" {
+		err = fmt.Errorf("type %q is not \"report\"", rb.Type)
+	}
+	if err == nil {
+		err = rb.CheckTerm()
+	}
+	if err != nil {
+		// A report with a bad term is refused whole: recorded without its
+		// term, a claim would read as one that gave none.
+		r.refuse(from, RefusedReport, fmt.Sprintf("%v: %s", err, quote(body)))
 		return
 	}
-	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: Clip(rb.What, MaxField), Value: Clip(rb.Value, MaxField), Name: Clip(rb.Name, MaxField), Msg: rb.Msg})
+	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: Clip(rb.What, MaxField), Value: Clip(rb.Value, MaxField), Name: Clip(rb.Name, MaxField), Msg: rb.Msg, Term: rb.Term})
 }
 
 // send records a message and schedules its copies by its fate.

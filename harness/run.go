@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"coup/checks"
 	"coup/harness/history"
 	"coup/harness/scenario"
 	"coup/nemesis"
@@ -120,15 +122,19 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	if err != nil {
 		return nil, dir, err
 	}
-	res, err := Evaluate(h)
-	if err != nil {
-		return nil, dir, err
-	}
-	if runErr != nil {
-		res.Error = runErr.Error()
-		res.compare()
-		if errors.Is(runErr, errNodeStart) {
-			res.ExitCode = ExitInput
+	var res *Results
+	if errors.Is(runErr, errNodeStart) {
+		// Nothing ran, so there is nothing to judge: verdicts here would
+		// only hide the cause.
+		res = notStarted(h, runErr)
+	} else {
+		res, err = Evaluate(h)
+		if err != nil {
+			return nil, dir, err
+		}
+		if runErr != nil {
+			res.Error = runErr.Error()
+			res.compare()
 		}
 	}
 	if err := Save(dir, res, h, r.logf); err != nil {
@@ -137,9 +143,30 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	return res, dir, nil
 }
 
-// errNodeStart wraps the failure of a node to start or to answer init:
+// errNodeStart marks the failure of a node to start or to answer init:
 // the node program is missing or does not speak the protocol.
 var errNodeStart = errors.New("a node failed to start")
+
+// notStarted is the results of a run whose nodes did not all start: no
+// check judged it, the outcome is unknown and the exit code is an input
+// error's. Error holds the one message that says why.
+func notStarted(h *history.History, err error) *Results {
+	m := &h.Meta
+	res := &Results{
+		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
+		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
+		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
+		Skipped: h.Bad, Error: strings.TrimPrefix(err.Error(), errNodeStart.Error()+": "),
+	}
+	if m.Expect != nil {
+		res.Expected = *m.Expect
+	}
+	return res
+}
+
+// NotStarted reports whether the run could not be carried out because a
+// node failed to start: no check judged it, and Error says why.
+func (r *Results) NotStarted() bool { return r.Error != "" && len(r.Order) == 0 }
 
 // errInterrupted is the run's error when its context was cancelled.
 var errInterrupted = fmt.Errorf("interrupted")
@@ -177,26 +204,41 @@ func (r *run) execute(ctx context.Context) error {
 func (r *run) startAll() error {
 	r.progress("starting %d nodes", len(r.names))
 	type started struct {
+		i     int
 		ready <-chan struct{}
 		err   error
 	}
 	results := make(chan started, len(r.names))
-	for _, n := range r.names {
+	for i, n := range r.names {
 		go func(m *member) {
 			ready, err := r.startNode(m)
-			results <- started{ready, err}
+			results <- started{i, ready, err}
 		}(r.members[n])
 	}
-	var first error
+	errs := make([]error, len(r.names))
 	var readies []<-chan struct{}
 	for range r.names {
 		s := <-results
-		if s.err != nil && first == nil {
-			first = s.err
-		}
+		errs[s.i] = s.err
 		if s.ready != nil {
 			readies = append(readies, s.ready)
 		}
+	}
+	// One message, about the first node in ring order that failed, so that
+	// the same failure always reads the same; the others are only named.
+	var first error
+	var others []string
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			others = append(others, r.names[i])
+		}
+	}
+	if len(others) > 0 {
+		first = fmt.Errorf("%w\n  %s failed to start too", first, nameList(others))
 	}
 	r.zero = time.Now()
 	r.rec.Record(history.Event{Kind: history.KindMeta, Meta: RunMeta(r.sc)})
@@ -263,6 +305,7 @@ func RunMeta(sc *scenario.Scenario) *history.Meta {
 		Termination: int64(sc.Checks.Termination.D), Progress: int64(sc.Checks.Progress.D), Checks: sc.Checks.Run, Params: sc.Params,
 		Checksums:     sc.ChecksumsOn(),
 		Stabilisation: int64(sc.Checks.Stabilisation.D),
+		StaleLeader:   int64(sc.Checks.StaleLeader.D),
 		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations},
 	}
 	if gst, ok := sc.GST(); ok {

@@ -309,7 +309,13 @@ func joinCounts(c map[string]int64) string {
 // Every string that came from the history (and so, perhaps, from a node)
 // is passed through Printable, so that no control character reaches the
 // terminal and no line can be forged.
+//
+// A run whose nodes did not start has only its error, with no verdict
+// lines above it.
 func (r *Results) Summary() string {
+	if r.NotStarted() {
+		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
 	width := 0

@@ -55,6 +55,10 @@ type Report struct {
 	Value string `json:"value"`
 	// Name names a metric.
 	Name string `json:"name,omitempty"`
+	// Term is the term of a leader report, for an algorithm that has
+	// terms (or epochs, or lease generations); nil for none. It must not
+	// be negative.
+	Term *int64 `json:"term,omitempty"`
 }
 
 // Leader reports the node now trusted as leader ("" for none).

@@ -206,6 +206,9 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			// out, or its results could not be saved.
 			res = nil
 			out.printf("%s: no verdict: %s (exit %d)\n", harness.Printable(sc.Name), harness.Printable(err.Error()), harness.ExitUnknown)
+		} else if res.NotStarted() {
+			// One message, the cause, where an error belongs: no verdict.
+			fmt.Fprintf(os.Stderr, "coup: %s: %s\n", harness.Printable(sc.File), harness.PrintableLines(res.Error))
 		} else {
 			out.printf("%s", res.Summary())
 		}

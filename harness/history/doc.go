@@ -17,7 +17,7 @@
 //
 //	meta     meta
 //	process  node, what (start|crash|exit|pause|resume|stop), incarnation, detail
-//	report   node, what (leader|participant|cs|rejected|metric|...), value, name, msg
+//	report   node, what (leader|participant|cs|rejected|metric|...), value, name, msg, term
 //	op       process, type (invoke|ok|fail|info), f, node, value
 //	nemesis  what (the fault), phase (start|end), nodes, name (which fault and occurrence: "faults[2]#1"), detail
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body

@@ -32,7 +32,7 @@ const (
 
 // Report whats: what a node says about itself.
 const (
-	ReportLeader      = "leader"      // value: the node it trusts as leader, "" for none
+	ReportLeader      = "leader"      // value: the node it trusts as leader, "" for none; term: its term, if given
 	ReportParticipant = "participant" // value: "true" or "false"
 	ReportCS          = "cs"          // value: "enter" or "exit"
 	ReportRejected    = "rejected"    // value: why (checksum, unparsable); msg: the message id if known
@@ -73,6 +73,10 @@ type Event struct {
 	What  string `json:"what,omitempty"`
 	Value string `json:"value,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// Term is the term (or epoch, or lease generation) a leader report
+	// names, when the node gave one; nil when it gave none, so that term
+	// 0 stays distinct from no term.
+	Term *int64 `json:"term,omitempty"`
 
 	// Process events.
 	Incarnation int    `json:"incarnation,omitempty"`
@@ -138,6 +142,10 @@ type Meta struct {
 	// no fault blocks must be granted (the mutex-progress check); 0 for the
 	// check's default.
 	Progress int64 `json:"progress_ns,omitempty"`
+	// StaleLeader is the bound, in nanoseconds, on how long a leader's
+	// claim may overlap another live node's claim in a higher term (the
+	// stale-leader check); 0 for none: the window is reported, not judged.
+	StaleLeader int64 `json:"stale_leader_ns,omitempty"`
 	// Checks names the checks the scenario asked for; empty means the
 	// defaults of the algorithm.
 	Checks []string `json:"checks,omitempty"`

@@ -21,8 +21,13 @@ type Scenario struct {
 	// algorithm for the report and may be anything.
 	Algorithm string `toml:"algorithm"`
 	// Command, when set, runs this program (with its arguments) as each node
-	// instead of the built-in node; it must speak the node protocol.
+	// instead of the built-in node; it must speak the node protocol. Its
+	// relative paths are taken from the scenario file's folder (see
+	// resolveCommand).
 	Command []string `toml:"command"`
+	// InitTimeout is how long each node has to answer init, at the start
+	// and after a restart (default: 5s plus 20ms per node).
+	InitTimeout Duration `toml:"init_timeout"`
 	// Nodes is the number of nodes, named n1..nN in ring order.
 	Nodes int `toml:"nodes"`
 	// IDs are the nodes' election identifiers in ring order; by default
@@ -209,6 +214,10 @@ type Checks struct {
 	// must be granted (mutex-progress; default: the workload's timeout or
 	// the recovery window, whichever is shorter).
 	Progress Duration `toml:"progress"`
+	// StaleLeader bounds the stale-leader window: how long a leader's claim
+	// may overlap another live node's claim in a higher term. Without it
+	// the stale-leader check reports the window and holds (default: none).
+	StaleLeader Duration `toml:"stale_leader"`
 }
 
 // Expect is the verdict the scenario expects.

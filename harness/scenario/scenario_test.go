@@ -97,6 +97,9 @@ func TestBadScenarios(t *testing.T) {
 		{"unknown param", "", "[params]\nspeed = 3", 22, "params.speed", "unknown parameter"},
 		{"syntax error", `nodes = 5`, `nodes = = 5`, 3, "nodes", "expected value"},
 		{"termination beyond recovery", "", "[checks]\ntermination = \"1s\"", 22, "checks.termination", "longer than the recovery"},
+		{"bad stale-leader bound", "", "[checks]\nrun = [\"stale-leader\"]\nstale_leader = \"50\"", 23, "checks.stale_leader", "bad duration"},
+		{"zero stale-leader bound", "", "[checks]\nrun = [\"stale-leader\"]\nstale_leader = \"0s\"", 23, "checks.stale_leader", "more than zero"},
+		{"stale-leader bound without the check", "", "[checks]\nstale_leader = \"50ms\"", 22, "checks.stale_leader", "add \"stale-leader\" to checks.run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -413,6 +416,23 @@ func TestBadMutexScenarios(t *testing.T) {
 				t.Errorf("got %q (line %d, field %q), want line %d, field %q, message with %q", e, e.Line, e.Field, tt.line, tt.field, tt.msg)
 			}
 		})
+	}
+}
+
+func TestStaleLeaderBound(t *testing.T) {
+	s, err := Parse("terms.toml", "command = [\"./mynode\"]\nnodes = 3\n[checks]\nrun = [\"one-leader-per-term\", \"stale-leader\"]\nstale_leader = \"50ms\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Checks.StaleLeader.D, 50*time.Millisecond; got != want {
+		t.Errorf("stale-leader bound %s, want %s", got, want)
+	}
+	s, err = Parse("terms.toml", "command = [\"./mynode\"]\nnodes = 3\n[checks]\nrun = [\"stale-leader\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Checks.StaleLeader.D != 0 {
+		t.Errorf("stale-leader bound %s without the key, want none", s.Checks.StaleLeader.D)
 	}
 }
 

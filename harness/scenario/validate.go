@@ -46,6 +46,7 @@ func (s *Scenario) validate() error {
 	} else if len(s.Command) == 0 || s.Command[0] == "" {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
 	}
+	s.resolveCommand()
 	if s.Nodes < 1 {
 		return s.errorf("nodes", "must be at least 1, got %d", s.Nodes)
 	}
@@ -62,6 +63,9 @@ func (s *Scenario) validate() error {
 		return err
 	}
 	if err := s.duration("recovery", &s.Recovery, DefaultRecovery, false); err != nil {
+		return err
+	}
+	if err := s.duration("init_timeout", &s.InitTimeout, 0, true); err != nil {
 		return err
 	}
 	if err := s.validateParams(); err != nil {
@@ -444,6 +448,12 @@ func (s *Scenario) validateChecks() error {
 	}
 	if c.Progress.D > s.Recovery.D {
 		return s.errorf("checks.progress", "%s is longer than the recovery window (%s), so the last acquires could never be judged", c.Progress.D, s.Recovery.D)
+	}
+	if err := s.duration("checks.stale_leader", &c.StaleLeader, 0, true); err != nil {
+		return err
+	}
+	if c.StaleLeader.Set && !slices.Contains(c.Run, "stale-leader") {
+		return s.errorf("checks.stale_leader", "a bound for the stale-leader check, which this scenario does not run: add \"stale-leader\" to checks.run")
 	}
 	return nil
 }

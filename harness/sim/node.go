@@ -315,7 +315,7 @@ func (e *env) Report(r nodes.Report) {
 	if r.What == history.ReportLeader {
 		e.n.leader = r.Value
 	}
-	e.n.s.record(history.Event{Kind: history.KindReport, Node: e.n.name, What: r.What, Value: r.Value, Name: r.Name})
+	e.n.s.record(history.Event{Kind: history.KindReport, Node: e.n.name, What: r.What, Value: r.Value, Name: r.Name, Term: r.Term})
 }
 
 func (e *env) Reply(r nodes.Request, value string) {

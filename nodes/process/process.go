@@ -329,7 +329,7 @@ func (n *node) ElectionID(node string) int { return n.ids[node] }
 func (n *node) Rand() *rand.Rand           { return n.rng }
 func (n *node) Logf(f string, args ...any) { n.log.Info().Msg(fmt.Sprintf(f, args...)) }
 func (n *node) Report(r nodes.Report) {
-	n.sendReport(wire.ReportBody{Type: "report", What: r.What, Value: r.Value, Name: r.Name})
+	n.sendReport(wire.ReportBody{Type: "report", What: r.What, Value: r.Value, Name: r.Name, Term: r.Term})
 }
 func (n *node) sendReport(r wire.ReportBody) {
 	b, _ := json.Marshal(r)

@@ -136,6 +136,20 @@ type ReportBody struct {
 	Name  string `json:"name,omitempty"`
 	// Msg is the harness id of a rejected message, when known.
 	Msg int64 `json:"msg,omitempty"`
+	// Term is the term of a leader report (a Raft term, an epoch, a lease
+	// generation), when the node's algorithm has one. It must be a
+	// non-negative integer; nil when the node gives none.
+	Term *int64 `json:"term,omitempty"`
+}
+
+// CheckTerm returns an error unless the report's term, if any, is a
+// non-negative integer. (A term that is not an integer at all fails to
+// unmarshal.)
+func (r *ReportBody) CheckTerm() error {
+	if r.Term != nil && *r.Term < 0 {
+		return fmt.Errorf("term %d is negative: a term must be a non-negative integer", *r.Term)
+	}
+	return nil
 }
 
 // ReplyBody is the body of a node's answer to a client request, or of an

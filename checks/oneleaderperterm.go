@@ -1,0 +1,86 @@
+package checks
+
+import (
+	"fmt"
+
+	"coup/harness/history"
+)
+
+// oneLeaderPerTerm: no two distinct nodes ever claim leadership in the same
+// term, over the whole history, whether or not their claims overlap and
+// whether or not the first claimant is still live. A node that claims the
+// same term again (after stepping down, or after a restart under the same
+// id) is still one claimant. Claims without a term are counted, not judged.
+func oneLeaderPerTerm(h *history.History) Result {
+	claims, termed := termClaimsOf(h)
+	r := Result{Figures: map[string]any{}}
+	termedClaims, untermed := claimFigures(&r, claims)
+	if !termed {
+		r.Valid = Unknown
+		r.Explanation = noTerms
+		return r
+	}
+	// holder is, for each term claimed by one node so far, that node's
+	// latest claim of it; contested marks the terms claimed by two or more.
+	holder := map[int64]*termClaim{}
+	contested := map[int64]bool{}
+	var first, second *termClaim
+	for _, c := range claims {
+		if c.term == nil {
+			continue
+		}
+		t := *c.term
+		h, ok := holder[t]
+		switch {
+		case !ok || h.node == c.node:
+			if !contested[t] {
+				holder[t] = c
+			}
+		case !contested[t]:
+			contested[t] = true
+			if first == nil {
+				first, second = h, c
+			}
+		}
+	}
+	r.Figures["terms"] = len(holder)
+	r.Figures["contested_terms"] = len(contested)
+	unjudged := unjudgedText(untermed)
+	if first == nil {
+		r.Valid = True
+		r.Explanation = fmt.Sprintf("no two nodes claimed leadership in the same term (%s in %s)%s",
+			plural(termedClaims, "claim"), plural(len(holder), "term"), unjudged)
+		return r
+	}
+	a, b := first, second
+	r.Valid = False
+	r.Nodes = []string{a.node, b.node}
+	r.Interval = &Interval{From: a.from, To: b.from}
+	r.Evidence = []history.Event{*a.begin, *b.begin}
+	standing := fmt.Sprintf("while %s's claim still stood", a.node)
+	if a.to <= b.from {
+		standing = fmt.Sprintf("after %s's claim had ended", a.node)
+		if a.end != nil {
+			standing += " when " + claimEnd(a)
+			r.Evidence = append(r.Evidence, *a.end)
+		}
+	}
+	sortEvents(r.Evidence)
+	r.Explanation = fmt.Sprintf("%s and %s both claimed leadership in term %d: %s claimed it at %s%s, and %s claimed it at %s%s, %s",
+		a.node, b.node, *a.term, a.node, fmtTime(a.from), restartContext(&a.claim), b.node, fmtTime(b.from), restartContext(&b.claim), standing)
+	if n := len(contested); n > 1 {
+		r.Explanation += fmt.Sprintf("; %d terms had more than one claimant in all", n)
+	}
+	r.Explanation += unjudged
+	return r
+}
+
+// restartContext says, in parentheses, that a claimant had been restarted
+// under the same id: a fresh process that may have lost what its term was.
+func restartContext(c *claim) string {
+	if c.restart == nil || c.start == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (restarted under the same id at %s after it %s at %s)",
+		fmtTime(c.start.Time), downWord(c.restart), fmtTime(c.restart.Time))
+}

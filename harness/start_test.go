@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"coup/harness/history"
+)
+
+// A node's log may hold anything: the tail shown on the console is its
+// last few lines, with control characters and invalid bytes replaced and
+// long lines cut.
+func TestLogTailIsSafe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n1.log")
+	var b strings.Builder
+	for i := range 20 {
+		b.WriteString("line ")
+		b.WriteByte(byte('a' + i))
+		b.WriteString("\n")
+	}
+	b.WriteString("\x1b[2Jclear screen \xff\xfe bad bytes\r\n")
+	b.WriteString(strings.Repeat("x", 1000) + "\n\n\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := logTail(path)
+	if strings.Contains(got, "\x1b") || strings.Contains(got, "\r") || strings.Contains(got, "\xff") {
+		t.Errorf("the tail keeps control characters or bad bytes: %q", got)
+	}
+	if n := strings.Count(got, "\n    | "); n != tailLines {
+		t.Errorf("%d lines shown, want %d: %q", n, tailLines, got)
+	}
+	if !strings.Contains(got, "line r") || strings.Contains(got, "line q") || !strings.Contains(got, "x…") {
+		t.Errorf("want the last lines, the long one cut: %q", got)
+	}
+	empty := filepath.Join(t.TempDir(), "n2.log")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := logTail(empty); !strings.Contains(got, "is empty") {
+		t.Errorf("an empty log: %q", got)
+	}
+}
+
+// A run whose nodes did not start is summed up by its cause alone.
+func TestNotStartedSummary(t *testing.T) {
+	h, err := history.FromEvents([]history.Event{{Kind: history.KindMeta, Meta: &history.Meta{Scenario: "s", Algorithm: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("n1 exited before answering init (exit status 1)")
+	res := notStarted(h, fmt.Errorf("%w: %w", errNodeStart, cause))
+	if !res.NotStarted() || res.ExitCode != ExitInput || len(res.Checks) != 0 {
+		t.Fatalf("not started: %v, exit %d, %d checks", res.NotStarted(), res.ExitCode, len(res.Checks))
+	}
+	if got, want := res.Summary(), "s: not run (exit 2): n1 exited before answering init (exit status 1)\n"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
