@@ -7,6 +7,8 @@ import (
 
 	"coup/checks"
 	"coup/harness/history"
+	"coup/harness/scenario"
+	"coup/nodes"
 	"coup/nodes/algorithms"
 )
 
@@ -105,8 +107,15 @@ func Evaluate(h *history.History) (*Results, error) {
 	names := m.Checks
 	if len(names) == 0 {
 		kind := ""
-		if spec, ok := algorithms.Lookup(m.Algorithm); ok {
+		switch spec, ok := algorithms.Lookup(m.Algorithm); {
+		case ok:
 			kind = spec.Kind
+		case m.Workload == scenario.WorkloadMutex:
+			kind = nodes.KindMutex
+		case m.Workload == scenario.WorkloadLinKV:
+			kind = nodes.KindLinKV
+		case m.Workload == scenario.WorkloadEcho:
+			kind = nodes.KindEcho
 		}
 		names = checks.Defaults(kind)
 	}
