@@ -41,10 +41,13 @@ func (s *Scenario) Encode(header string) []byte {
 	if s.Description != "" {
 		kv("description", s.Description)
 	}
-	kv("algorithm", s.Algorithm)
+	if s.Algorithm != "" || s.Command == nil {
+		kv("algorithm", s.Algorithm)
+	}
 	if s.Command != nil {
 		kv("command", s.Command)
 	}
+	dur("init_timeout", s.InitTimeout)
 	kv("nodes", s.Nodes)
 	if !defaultIDs(s.IDs) {
 		kv("ids", s.IDs)
