@@ -130,6 +130,13 @@ func kvLinearizable(h *history.History) Result {
 	}
 	keep := kvRelevant(h, ops)
 	end := h.End() + 1
+	clients := map[string]int{} // process -> porcupine's row, in order of appearance
+	client := func(p string) int {
+		if _, ok := clients[p]; !ok {
+			clients[p] = len(clients)
+		}
+		return clients[p]
+	}
 	var pops []porcupine.Operation
 	var dropped []*kvOp
 	failed, unknown, reads := 0, 0, 0
@@ -152,7 +159,7 @@ func kvLinearizable(h *history.History) Result {
 			}
 		}
 		pops = append(pops, porcupine.Operation{
-			ClientId: kvClient(o.process),
+			ClientId: client(o.process),
 			Input:    kvInput{op: o},
 			Call:     h.Events[o.invoke].Time,
 			Output:   out,
@@ -189,18 +196,6 @@ func kvLinearizable(h *history.History) Result {
 		r.Explanation += fmt.Sprintf("; porcupine's visualisation is %s in the run's folder", KVVisualisationFile)
 	}
 	return r
-}
-
-// kvClient numbers processes for porcupine's rows: c7 is 7; a process
-// with another name gets a number past every cN.
-func kvClient(process string) int {
-	if len(process) > 1 && process[0] == 'c' {
-		if n, err := strconv.Atoi(process[1:]); err == nil && n >= 0 {
-			return n
-		}
-	}
-	h := maphash.String(kvSeed, process)
-	return int(1<<30 + h%(1<<30))
 }
 
 // explainKV names the first key no order fits and, on it, the operation
