@@ -31,17 +31,17 @@ func fmtFlights(f *Flights) []string {
 func TestBuildFlights(t *testing.T) {
 	// Positions: 0 meta, 1-2 starts.
 	h := hist("n1", "n2").checksums(true).starts(0, "n1", "n2").
-		send(1, "n1", "n2", "ping", 10). // 3
-		deliver(1, 12).                  // 4
-		send(2, "n2", "n1", "pong", 13). // 5
-		drop(2, "loss", 13).             // 6
-		send(3, "n1", "n2", "ping", 20). // 7
-		dup(3, 20).                      // 8
-		deliver(3, 22).                  // 9
+		send(1, "n1", "n2", "ping", 10).   // 3
+		deliver(1, 12).                    // 4
+		send(2, "n2", "n1", "pong", 13).   // 5
+		drop(2, "loss", 13).               // 6
+		send(3, "n1", "n2", "ping", 20).   // 7
+		dup(3, 20).                        // 8
+		deliver(3, 22).                    // 9
 		corrupt(3, 23, `{"type":"pinh"}`). // 10
-		deliver(3, 23).                  // 11: the corrupted duplicate
-		rejected("n2", 3, 24).           // 12
-		rejected("n1", 0, 25).           // 13: matches nothing
+		deliver(3, 23).                    // 11: the corrupted duplicate
+		rejected("n2", 3, 24).             // 12
+		rejected("n1", 0, 25).             // 13: matches nothing
 		end(30).h()
 	f := BuildFlights(h)
 	want := []string{"3-4", "5-6 dropped", "7-9", "7-11 duplicate corrupt@10 rejected@12"}
