@@ -2,6 +2,9 @@ package harness
 
 import (
 	"bytes"
+	"math"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,10 +71,24 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	// Self-contained and inert: no scripts, no links to anything outside.
-	for _, bad := range []string{"<script", "src=", "href=", "@import", "url(http"} {
-		if strings.Contains(page, bad) {
+	assertSelfContained(t, page, nil)
+}
+
+var hrefAttr = regexp.MustCompile(`(?i)\bhref\s*=\s*"([^"]*)"`)
+
+// assertSelfContained fails unless the page loads nothing: no element with
+// a source, no style imports or remote fonts, and links only within the
+// page or to the files given (the checks' files beside it).
+func assertSelfContained(t *testing.T, page string, files []string) {
+	t.Helper()
+	for _, bad := range []string{"src=", "@import", "url(http", "@font-face", "<link", "<iframe", "<object", "<embed"} {
+		if strings.Contains(strings.ToLower(page), strings.ToLower(bad)) {
 			t.Errorf("report contains %q", bad)
+		}
+	}
+	for _, m := range hrefAttr.FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(m[1], "#") && !slices.Contains(files, m[1]) {
+			t.Errorf("report links to %q", m[1])
 		}
 	}
 }
@@ -106,11 +123,11 @@ func TestReportTimelineStaysSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, _ := timelineSVG(res, h)
+	svg := newReportModel(res, h).timelineSVG()
 	n := strings.Count(svg, "<rect")
 	t.Logf("%d rectangles", n)
-	if n > 4*tlWidth {
-		t.Errorf("the timeline has %d rectangles for %d belief changes, want at most %d", n, len(extra), 4*tlWidth)
+	if n > 4*chWidth {
+		t.Errorf("the timeline has %d rectangles for %d belief changes, want at most %d", n, len(extra), 4*chWidth)
 	}
 	if !strings.Contains(svg, "changed its belief many times") {
 		t.Errorf("the timeline does not say that some changes were too quick to draw")
@@ -119,26 +136,28 @@ func TestReportTimelineStaysSmall(t *testing.T) {
 
 func TestTicks(t *testing.T) {
 	tests := []struct {
-		end  int64
-		step int64
-		zero string
-		last string
+		from, end int64
+		first     string
+		last      string
+		n         int
 	}{
-		{300e6, 50e6, "0.00s", "0.30s"},
-		{617e6, 100e6, "0.0s", "0.6s"},
-		{2e9, 500e6, "0.0s", "2.0s"},
-		{12e9, 2e9, "0s", "12s"},
+		{0, 300e6, "0.00s", "0.30s", 7},
+		{0, 617e6, "0.0s", "0.6s", 7},
+		{0, 2e9, "0.0s", "2.0s", 5},
+		{0, 12e9, "0s", "12s", 7},
+		{472e6, 481e6, "0.472s", "0.480s", 5},
+		{0, math.MaxInt64, "0s", "8000000000s", 5},
+		{math.MinInt64, math.MaxInt64, "-5000000000s", "5000000000s", 3},
+		{5, 5, "0.000000005s", "0.000000006s", 2}, // made one nanosecond wide
 	}
 	for _, tt := range tests {
-		step := tickStep(tt.end)
-		if step != tt.step {
-			t.Errorf("tickStep(%d) = %d, want %d", tt.end, step, tt.step)
-		}
-		if got := tickLabel(0, step); got != tt.zero {
-			t.Errorf("tickLabel(0, %d) = %q, want %q", step, got, tt.zero)
-		}
-		if got := tickLabel(tt.end/step*step, step); got != tt.last {
-			t.Errorf("tickLabel(%d, %d) = %q, want %q", tt.end/step*step, step, got, tt.last)
+		ticks := newAxis(tt.from, tt.end, 0, 100).ticks()
+		if len(ticks) != tt.n || ticks[0].label != tt.first || ticks[len(ticks)-1].label != tt.last {
+			var got []string
+			for _, tk := range ticks {
+				got = append(got, tk.label)
+			}
+			t.Errorf("ticks of [%d, %d]: %q, want %d from %s to %s", tt.from, tt.end, got, tt.n, tt.first, tt.last)
 		}
 	}
 }
