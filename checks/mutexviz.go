@@ -296,7 +296,8 @@ type LockStep struct {
 	Node, Owner string
 }
 
-// JointHold is a time during which two or more owners held the lock.
+// JointHold is a time during which two or more owners (in natural
+// order) held the lock.
 type JointHold struct {
 	From, To int64
 	Owners   []string
@@ -348,7 +349,9 @@ func BuildLockLanes(h *history.History) *LockLanes {
 		slices.SortStableFunc(out.Lanes[i].Steps, func(a, b LockStep) int { return cmp.Compare(a.From, b.From) })
 	}
 	for _, j := range heldTogether(holds) {
-		out.Joint = append(out.Joint, JointHold{From: j.from, To: j.to, Owners: j.owners})
+		owners := slices.Clone(j.owners)
+		slices.SortFunc(owners, NaturalCompare)
+		out.Joint = append(out.Joint, JointHold{From: j.from, To: j.to, Owners: owners})
 	}
 	claims, _ := csClaims(h)
 	for _, c := range claims {
