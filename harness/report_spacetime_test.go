@@ -29,7 +29,7 @@ func countClass(svg, class string) int {
 // A ring of three with one message of each fate: delivered, lost by the
 // network, dropped at a receiver that was down, corrupted and rejected,
 // corrupted and not rejected, duplicated.
-func fatesHistory(t *testing.T) *history.History {
+func fatesHistory(t testing.TB) *history.History {
 	b := newHB("n1", "n2", "n3")
 	b.meta.Checksums = true
 	b.starts(0, "n1", "n2", "n3").
