@@ -284,6 +284,9 @@ func table(list []any) ([]string, [][]string) {
 	return head, rows
 }
 
+// maxStatRows bounds each list of counts in the report.
+const maxStatRows = 50
+
 func statRows(s *Stats) [][2]string {
 	rows := [][2]string{
 		{"events", fmt.Sprint(s.Events)},
@@ -292,14 +295,29 @@ func statRows(s *Stats) [][2]string {
 		{"messages delivered", fmt.Sprint(s.Messages.Delivered)},
 		{"messages dropped", fmt.Sprint(s.Messages.Dropped)},
 	}
+	// A node can send any number of distinct types: each list shows the
+	// largest counts, up to maxStatRows, and sums the rest.
 	add := func(prefix string, m map[string]int64) {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			rows = append(rows, [2]string{prefix + k, fmt.Sprint(m[k])})
+		sort.Slice(keys, func(i, j int) bool {
+			if len(keys) <= maxStatRows || m[keys[i]] == m[keys[j]] {
+				return keys[i] < keys[j]
+			}
+			return m[keys[i]] > m[keys[j]]
+		})
+		var rest, restN int64
+		for i, k := range keys {
+			if i >= maxStatRows {
+				rest, restN = rest+m[k], restN+1
+				continue
+			}
+			rows = append(rows, [2]string{prefix + short(k, 60), fmt.Sprint(m[k])})
+		}
+		if restN > 0 {
+			rows = append(rows, [2]string{fmt.Sprintf("%s%d more kinds", prefix, restN), fmt.Sprint(rest)})
 		}
 	}
 	add("sent: ", s.Messages.ByType)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -159,5 +160,26 @@ func TestTicks(t *testing.T) {
 			}
 			t.Errorf("ticks of [%d, %d]: %q, want %d from %s to %s", tt.from, tt.end, got, tt.n, tt.first, tt.last)
 		}
+	}
+}
+
+// A node that sends a great many distinct types does not make the counts
+// table as long: the largest counts are listed, the rest summed.
+func TestStatRowsAreBounded(t *testing.T) {
+	s := &Stats{Messages: MessageStats{ByType: map[string]int64{}}}
+	for i := range 1000 {
+		s.Messages.ByType[fmt.Sprintf("t%04d", i)] = int64(i % 7)
+	}
+	s.Messages.ByType["big"] = 1000
+	rows := statRows(s)
+	if len(rows) > 5+maxStatRows+1 {
+		t.Errorf("%d rows for 1001 types", len(rows))
+	}
+	if rows[5] != [2]string{"sent: big", "1000"} {
+		t.Errorf("the first type listed is %v, want the largest, big", rows[5])
+	}
+	last := rows[len(rows)-1]
+	if last[0] != "sent: 951 more kinds" {
+		t.Errorf("the last row is %v, want the sum of the 951 types not listed", last)
 	}
 }
