@@ -154,7 +154,7 @@ func (c *chart) violations(m *reportModel, pointers bool) {
 			esc(v.check), esc(v.check), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text), x0, c.top-2, w, c.bottom()-c.top+4, colViolation, colViolation)
 		if pointers && m.isShort(v) {
 			c.printf(`<a href="#%s"><text x="%.1f" y="%d" text-anchor="middle" fill="%s" font-size="10" font-weight="bold">▼ %s, magnified below</text></a>`,
-				esc(v.id), x0+w/2, c.top-16, colViolation, esc(v.check))
+				esc(v.id), x0+w/2, c.top-22, colViolation, esc(v.check))
 		}
 		c.printf(`</g>`)
 	}
@@ -207,6 +207,7 @@ func globalDefs(m *reportModel) string {
 		marker("ah-"+itoa(i), c)
 	}
 	marker("ah-other", colOther)
+	marker("ah-mono", colMono)
 	b.WriteString(`</defs></svg>`)
 	return b.String()
 }

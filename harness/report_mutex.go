@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 
 	"coup/checks"
@@ -37,17 +38,24 @@ func (m *reportModel) mutexLanes() *mutexView {
 	if m.locks == nil {
 		return nil
 	}
-	svg := m.lanesSVG(newAxis(m.from, m.to, chLeft, chWidth), "mutex-svg")
+	svg := m.lanesSVG(newAxis(m.from, m.to, chLeft, chWidth), "mutex-svg", false)
 	hidden := max(0, len(m.locks.Lanes)-maxLanes)
 	return &mutexView{SVG: template.HTML(svg), Hidden: hidden, Joint: len(m.locks.Joint)}
 }
 
-// lanesSVG draws the lanes over a window.
-func (m *reportModel) lanesSVG(ax axis, id string) string {
+// lanesSVG draws the lanes over a window; with active, only the clients
+// and nodes with something in it.
+func (m *reportModel) lanesSVG(ax axis, id string, active bool) string {
 	l := m.locks
-	lanes := l.Lanes
-	if len(lanes) > maxLanes {
-		lanes = lanes[:maxLanes]
+	var lanes []checks.LockLane
+	for _, ln := range l.Lanes {
+		if len(lanes) == maxLanes {
+			break
+		}
+		if active && !slices.ContainsFunc(ln.Steps, func(s checks.LockStep) bool { return ax.overlaps(s.From, s.To) }) {
+			continue
+		}
+		lanes = append(lanes, ln)
 	}
 	var rows []string
 	for _, ln := range lanes {
@@ -57,6 +65,9 @@ func (m *reportModel) lanesSVG(ax axis, id string) string {
 	rows = append(rows, "held by 2+")
 	csRow := map[string]int{}
 	for _, s := range l.InCS {
+		if active && !ax.overlaps(s.From, s.To) {
+			continue
+		}
 		if _, ok := csRow[s.Node]; !ok && len(csRow) < maxRows {
 			csRow[s.Node] = len(rows)
 			rows = append(rows, s.Node+" in cs")

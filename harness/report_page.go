@@ -95,7 +95,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{range .Zooms}}<figure class="zoom-view" id="{{.ID}}" data-check="{{.Check}}" data-from="{{.From}}" data-to="{{.To}}">
 <figcaption>{{.Caption}}</figcaption>
 <div class="drawing">{{.SVG}}</div>
-{{if .Lanes}}<div class="note">The lock's lanes in the same window:</div><div class="drawing">{{.Lanes}}</div>{{end}}
+{{if .Lanes}}<div class="note">The lock's lanes in the same window (the clients and nodes with something in it):</div><div class="drawing">{{.Lanes}}</div>{{end}}
 </figure>{{end}}{{end}}
 
 <h2 id="messages">Messages</h2>

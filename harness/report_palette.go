@@ -29,6 +29,7 @@ const (
 	colNoLeader      = "#d8d8d8"
 	colMixed         = "#8c8c8c"
 	colOther         = "#777777"
+	colMono          = "#111111" // messages drawn over coloured bars
 )
 
 // nodeStyle is how a node's colour is drawn.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,9 +94,9 @@ func (m *reportModel) spacetimeSVG(ax axis, id string) (string, int, bool) {
 	m.drawLifelines(c)
 	m.drawRequests(c)
 	if detailed {
-		m.drawFlights(c, fl, rowOf, 1.3)
+		m.drawFlights(c, fl, rowOf, 1.3, false)
 	} else {
-		m.drawCells(c, fl, rowOf)
+		m.drawCells(c, fl, rowOf, false)
 	}
 	m.drawRejections(c)
 	m.drawMarks(c)
@@ -197,8 +198,9 @@ func dropDepth(reason string) float64 {
 	return 0.5
 }
 
-// drawFlights draws each flight as an arrow from its send to its end.
-func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(string) int, width float64) {
+// drawFlights draws each flight as an arrow from its send to its end,
+// in its type's colour, or in black over coloured bars (mono).
+func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(string) int, width float64, mono bool) {
 	labels := labelGrid{}
 	for _, f := range fl {
 		end := &m.h.Events[f.End]
@@ -216,8 +218,11 @@ func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(stri
 		if !ok {
 			continue
 		}
-		colour := m.typeColour(end.MType)
-		class, dash, markerEnd := "msg", "", ` marker-end="url(#`+m.typeMarker(end.MType)+`)"`
+		colour, marker := m.typeColour(end.MType), m.typeMarker(end.MType)
+		if mono {
+			colour, marker = colMono, "ah-mono"
+		}
+		class, dash, markerEnd := "msg", "", ` marker-end="url(#`+marker+`)"`
 		if f.Dropped {
 			class, dash, markerEnd = "msg dropped", ` stroke-dasharray="4,3"`, ""
 		}
@@ -350,7 +355,7 @@ type cell struct {
 // node sent (a cell above its line, darker for more) and how many copies
 // to it were dropped (a cross below, with the count); corrupted copies are
 // still drawn one by one, up to detailCap.
-func (m *reportModel) drawCells(c *chart, fl []*checks.Flight, rowOf func(string) int) {
+func (m *reportModel) drawCells(c *chart, fl []*checks.Flight, rowOf func(string) int, mono bool) {
 	n := max(20, min(120, stAggCells/max(len(c.rows), 1)))
 	slice := func(t int64) int {
 		return max(0, min(n-1, int((float64(t)-float64(c.ax.from))/c.ax.span()*float64(n))))
@@ -418,7 +423,7 @@ func (m *reportModel) drawCells(c *chart, fl []*checks.Flight, rowOf func(string
 			c.printf(`</g>`)
 		}
 	}
-	m.drawFlights(c, corrupt, rowOf, 1)
+	m.drawFlights(c, corrupt, rowOf, 1, mono)
 }
 
 // countText lists counts by name, largest first: "alive 12, probe 3".
@@ -530,12 +535,10 @@ func (m *reportModel) spacetimeWindows() []stWindow {
 		}
 	}
 	var out []stWindow
-	seen := map[[2]int64]bool{}
 	for i, w := range wins {
-		if seen[[2]int64{w.from, w.to}] || len(out) == maxWindows {
+		if len(out) == maxWindows || slices.ContainsFunc(out, func(o stWindow) bool { return sameWindow(o.from, o.to, w.from, w.to) }) {
 			continue
 		}
-		seen[[2]int64{w.from, w.to}] = true
 		svg, n, detailed := m.spacetimeSVG(newAxis(w.from, w.to, chLeft, chWidth), fmt.Sprintf("st-%d", i))
 		note := fmt.Sprintf("%s to %s: %s, each drawn as an arrow.", secs(w.from), secs(w.to), plural(n, "copy of a message", "copies of messages"))
 		if !detailed {
@@ -546,6 +549,14 @@ func (m *reportModel) spacetimeWindows() []stWindow {
 			Default: busy && i == 1 || !busy && i == 0})
 	}
 	return out
+}
+
+// sameWindow reports whether two windows show much the same: their
+// common part is at least 70% of the longer.
+func sameWindow(a0, a1, b0, b1 int64) bool {
+	common := float64(min(a1, b1)) - float64(max(a0, b0))
+	longer := math.Max(float64(a1)-float64(a0), float64(b1)-float64(b0))
+	return longer <= 0 || common >= 0.7*longer
 }
 
 // plural says "1 copy" or "3 copies".

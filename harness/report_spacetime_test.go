@@ -184,3 +184,22 @@ func TestSpacetimeWithoutRecordedMessages(t *testing.T) {
 		t.Errorf("the page draws a diagram of messages it does not have")
 	}
 }
+
+func TestSameWindow(t *testing.T) {
+	tests := []struct {
+		a0, a1, b0, b1 int64
+		want           bool
+	}{
+		{0, 100, 0, 100, true},
+		{0, 100, 5, 100, true},
+		{0, 100, 25, 125, true},
+		{0, 100, 40, 140, false},
+		{0, 100, 0, 200, false},
+		{0, 100, 200, 300, false},
+	}
+	for _, tt := range tests {
+		if got := sameWindow(tt.a0, tt.a1, tt.b0, tt.b1); got != tt.want {
+			t.Errorf("sameWindow([%d,%d], [%d,%d]) = %v, want %v", tt.a0, tt.a1, tt.b0, tt.b1, got, tt.want)
+		}
+	}
+}

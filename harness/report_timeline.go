@@ -25,7 +25,7 @@ const (
 // timelineSVG draws the whole run's timeline.
 func (m *reportModel) timelineSVG() string {
 	c := newChart(newAxis(m.from, m.to, chLeft, chWidth), m.nodes, tlRow)
-	c.top += 12 // room for pointers to magnified views
+	c.top += 16 // room for pointers to magnified views
 	c.open("timeline", "timeline-svg")
 	c.faults(m.tl.Faults, m.h.Meta.Nodes, 0.28)
 	c.violations(m, true)

@@ -47,7 +47,7 @@ func (m *reportModel) zoomViews() []zoomView {
 			plural(n, "copy of a message", "copies of messages"), secs(from), secs(to))
 		z := zoomView{ID: v.id, Check: v.check, Caption: caption, SVG: template.HTML(svg), From: v.from, To: v.to}
 		if m.locks != nil {
-			z.Lanes = template.HTML(m.lanesSVG(ax, "zoom-lanes-"+v.id))
+			z.Lanes = template.HTML(m.lanesSVG(ax, "zoom-lanes-"+v.id, true))
 		}
 		out = append(out, z)
 	}
@@ -64,12 +64,16 @@ func (m *reportModel) zoomSVG(ax axis, v violation) (string, int) {
 	c.faults(m.tl.Faults, m.h.Meta.Nodes, 0.28)
 	c.violations(m, false)
 	c.rowLabels(true)
+	// The beliefs faded, the messages in black over them, so that
+	// neither hides the other.
+	c.printf(`<g class="beliefs" opacity="0.6">`)
 	m.drawBeliefs(c)
+	c.printf(`</g>`)
 	fl := m.inWindow(ax)
 	if len(fl) <= detailCap {
-		m.drawFlights(c, fl, rowOf, 1)
+		m.drawFlights(c, fl, rowOf, 1.2, true)
 	} else {
-		m.drawCells(c, fl, rowOf)
+		m.drawCells(c, fl, rowOf, true)
 	}
 	m.drawRejections(c)
 	m.drawMarks(c)
