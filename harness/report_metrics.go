@@ -42,6 +42,7 @@ type series struct {
 
 // metricPlot is one metric, for the page.
 type metricPlot struct {
+	ID      string // the figure's anchor
 	Name    string
 	Caption string
 	SVG     template.HTML
@@ -210,7 +211,7 @@ func (m *reportModel) metricPlot(ax axis, name string, nodes map[string]*series)
 	}
 	c.axisTicks()
 	caption := "the value each node reported, held until its next report"
-	return metricPlot{Name: name, Caption: caption, SVG: template.HTML(c.close()), Legend: legendHTML(legend)}
+	return metricPlot{ID: "plot-" + anchor(name), Name: name, Caption: caption, SVG: template.HTML(c.close()), Legend: legendHTML(legend)}
 }
 
 // figureTime reads a figure that is a time (a number, as results hold it

@@ -122,7 +122,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 
 {{if .Metrics}}<h2 id="metrics">Metrics</h2>
 <p class="key">What the nodes reported about themselves over time, one plot per metric and one step line per node (the value holds until the node reports the next). The dashed line is the global stabilisation time (GST) when the scenario has one; the green dotted line is when eventual-leadership found every correct node trusting the same one for good.</p>
-{{range .Metrics}}<figure class="metric-plot" id="metric-{{.Name}}"><figcaption><b>{{.Name}}</b> — {{.Caption}}</figcaption>
+{{range .Metrics}}<figure class="metric-plot" id="{{.ID}}"><figcaption><b>{{.Name}}</b> — {{.Caption}}</figcaption>
 <div class="legend">{{.Legend}}</div>
 <div class="drawing">{{.SVG}}</div></figure>
 {{end}}

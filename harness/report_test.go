@@ -75,17 +75,24 @@ func TestWriteReport(t *testing.T) {
 	assertSelfContained(t, page, nil)
 }
 
-var hrefAttr = regexp.MustCompile(`(?i)\bhref\s*=\s*"([^"]*)"`)
+var (
+	hrefAttr = regexp.MustCompile(`(?i)<[^<>]*\shref\s*=\s*"([^"]*)"`)
+	srcAttr  = regexp.MustCompile(`(?i)<[^<>]*\ssrc\s*=[^<>]*>`)
+	quoted   = regexp.MustCompile(`"[^"<>]*"`) // attribute values, emptied before looking for attributes
+)
 
 // assertSelfContained fails unless the page loads nothing: no element with
 // a source, no style imports or remote fonts, and links only within the
 // page or to the files given (the checks' files beside it).
 func assertSelfContained(t *testing.T, page string, files []string) {
 	t.Helper()
-	for _, bad := range []string{"src=", "@import", "url(http", "@font-face", "<link", "<iframe", "<object", "<embed"} {
+	for _, bad := range []string{"@import", "url(http", "@font-face", "<link", "<iframe", "<object", "<embed", "<img"} {
 		if strings.Contains(strings.ToLower(page), strings.ToLower(bad)) {
 			t.Errorf("report contains %q", bad)
 		}
+	}
+	if m := srcAttr.FindString(quoted.ReplaceAllString(page, `""`)); m != "" {
+		t.Errorf("report loads something: %s", m)
 	}
 	for _, m := range hrefAttr.FindAllStringSubmatch(page, -1) {
 		if !strings.HasPrefix(m[1], "#") && !slices.Contains(files, m[1]) {
@@ -182,4 +189,31 @@ func TestStatRowsAreBounded(t *testing.T) {
 	if last[0] != "sent: 951 more kinds" {
 		t.Errorf("the last row is %v, want the sum of the 951 types not listed", last)
 	}
+}
+
+// Whatever a node names (itself, its messages, its metrics) or a history
+// says, the page holds no markup but its own: two script elements, its
+// data's and its code's.
+func TestReportEscapesWhatNodesWrite(t *testing.T) {
+	bad := `<script>alert(1)</script><img src=x onerror=alert(2)>"'&`
+	b := newHB("n1", bad)
+	b.starts(0, "n1", bad).
+		leader(bad, bad, 1).leader("n1", bad, 2).
+		metric(bad, bad, "1", 3).
+		send(1, bad, "n1", bad, 4).deliver(1, 5).
+		send(2, "n1", bad, bad, 6).drop(2, 7, bad).
+		nemesis(bad, history.PhaseStart, 8, bad).nemesis(bad, history.PhaseEnd, 9, bad).
+		op(bad, history.OpInvoke, bad, bad, 10).
+		op(bad, history.OpInvoke, "acquire", bad, 11).op(bad, history.OpOK, "acquire", "", 12).
+		end(100)
+	_, page := render(t, b.h(t))
+	if n := strings.Count(strings.ToLower(page), "<script"); n != 2 {
+		t.Errorf("%d script elements, want 2", n)
+	}
+	for _, raw := range []string{"<img", "</script><"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the page holds %q unescaped", raw)
+		}
+	}
+	assertSelfContained(t, page, nil)
 }
