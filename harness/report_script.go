@@ -243,7 +243,8 @@ const reportScript = `
         } else if (cx1 === x1 && (f[5] & 4)) {
           add(g, "circle", {cx: cx1, cy: cy1, r: 4.5, fill: (f[5] & 8) ? "#fff" : "` + colViolation + `", stroke: "` + colViolation + `", "stroke-width": 1.6});
         }
-        var lx = (cx0 + cx1) / 2, ly = (cy0 + cy1) / 2 - 3;
+        var lx = (cx0 + cx1) / 2, ly = (cy0 + cy1) / 2 - 3, lw = type.length * 5.6 + 4;
+        lx = Math.max(LEFT + lw / 2, Math.min(lx, LEFT + WIDTH - lw / 2));
         var key = Math.floor(lx / 40) + ":" + Math.floor(ly / 10);
         var long = Math.hypot(cx1 - cx0, cy1 - cy0) >= 24;
         if (type && long && !taken[key]) {

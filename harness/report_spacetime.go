@@ -259,7 +259,9 @@ func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(stri
 		name := short(end.MType, 14)
 		lx, ly := (cx0+cx1)/2, (cy0+cy1)/2-3
 		long := math.Hypot(cx1-cx0, cy1-cy0) >= 24
-		if w := float64(len([]rune(name)))*5.6 + 4; name != "" && long && labels.place(lx, ly, w, 10) {
+		w := float64(len([]rune(name)))*5.6 + 4
+		lx = math.Max(c.ax.left+w/2, math.Min(lx, c.ax.right()-w/2)) // not over the row names
+		if name != "" && long && labels.place(lx, ly, w, 10) {
 			c.printf(`<text class="mtype" x="%.1f" y="%.1f" text-anchor="middle" font-size="9" fill="%s" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, lx, ly, colour, esc(name))
 		}
 		c.printf(`</g>`)
