@@ -98,13 +98,12 @@ func checkNames() []string {
 func newCheck(name, doc string, fn func(h *history.History) Result) Check {
 	run := func(h *history.History) Result {
 		var r Result
-		if i := backwards(h); i > 0 {
-			e, prev := &h.Events[i], &h.Events[i-1]
+		if prev, e, ok := backwards(h); ok {
 			r = Result{
 				Valid: Unknown,
 				Explanation: fmt.Sprintf("the history's time runs backwards at event %d (%s after %s), so it cannot be judged; it was not written by a coup recorder or was edited",
 					e.Index, fmtTime(e.Time), fmtTime(prev.Time)),
-				Evidence: []history.Event{*prev, *e},
+				Evidence: []history.Event{prev, e},
 			}
 		} else if e := unstarted(h); e != nil {
 			r = Result{
@@ -132,15 +131,32 @@ func newCheck(name, doc string, fn func(h *history.History) Result) Check {
 	return Check{Name: name, Doc: doc, Run: run}
 }
 
-// backwards returns the position of the first event whose time is before
-// its predecessor's, or 0 if time never runs backwards.
-func backwards(h *history.History) int {
-	for i := 1; i < len(h.Events); i++ {
-		if h.Events[i].Time < h.Events[i-1].Time {
-			return i
+// backwards returns the first event whose time is before its
+// predecessor's, with that predecessor, if time ever runs backwards.
+func backwards(h *history.History) (prev, e history.Event, ok bool) {
+	k, last := 0, int64(0)
+	for x := range h.All() {
+		if k > 0 && x.Time < last {
+			ok = true
+			break
 		}
+		last = x.Time
+		k++
 	}
-	return 0
+	if !ok {
+		return prev, e, false
+	}
+	i := 0
+	for x := range h.All() {
+		switch i {
+		case k - 1:
+			prev = *x
+		case k:
+			return prev, *x, true
+		}
+		i++
+	}
+	return prev, e, false
 }
 
 // unstarted returns the first leader report of a history that has no

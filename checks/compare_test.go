@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -278,6 +279,11 @@ func TestChecksAgainstNaive(t *testing.T) {
 				}
 				judged++
 				r := check.Run(h)
+				// The same history read from its file keeps its messages
+				// compactly; the check must judge it the same.
+				if diff := sameResult(r, check.Run(readBack(t, b))); diff != "" {
+					t.Fatalf("seed %d, history %d: in memory and read back, %s\n%s", seed, i, diff, b.jsonl())
+				}
 				if diff := c.compare(h, r, false); diff != "" {
 					t.Fatalf("seed %d, history %d: %s\n%s", seed, i, diff, b.jsonl())
 				}
@@ -310,8 +316,14 @@ func FuzzChecks(f *testing.F) {
 		f.Add(randomRun(rng).jsonl())
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		h, err := history.Read(strings.NewReader(text))
-		if err != nil || backwards(h) > 0 || len(h.Events) > 120 || naiveUnjudgeable(h) || !coherentMessages(h) {
+		compact, err := history.Read(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		// The naive references read every event from Events; the checks
+		// judge the history as read, its messages kept apart.
+		h := compact.Expanded()
+		if hasBackwards(h) || len(h.Events) > 120 || naiveUnjudgeable(h) || !coherentMessages(h) {
 			return
 		}
 		for _, c := range comparisons {
@@ -319,7 +331,11 @@ func FuzzChecks(f *testing.F) {
 				continue
 			}
 			check, _ := Lookup(c.check)
-			if diff := c.compare(h, check.Run(h), false); diff != "" {
+			r := check.Run(compact)
+			if diff := sameResult(r, check.Run(h)); diff != "" {
+				t.Fatalf("%s: compact and expanded, %s", c.check, diff)
+			}
+			if diff := c.compare(h, r, false); diff != "" {
 				t.Fatalf("%s: %s", c.check, diff)
 			}
 		}
@@ -359,4 +375,30 @@ func coherentMessages(h *history.History) bool {
 		}
 	}
 	return true
+}
+
+func hasBackwards(h *history.History) bool {
+	_, _, ok := backwards(h)
+	return ok
+}
+
+// readBack is b's history as Read gives it: from its lines, messages kept
+// compactly.
+func readBack(t *testing.T, b *hb) *history.History {
+	t.Helper()
+	h, err := history.Read(strings.NewReader(b.jsonl()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// sameResult says how two results differ, as JSON, or "" if they do not.
+func sameResult(a, b Result) string {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		return fmt.Sprintf("results differ:\n%s\n%s", ja, jb)
+	}
+	return ""
 }

@@ -125,20 +125,17 @@ type elections struct {
 func electionsOf(h *history.History) *elections {
 	out := &elections{outside: map[string]int64{}}
 	selfStarting := true
-	stop := len(h.Events)
+	stopped := false // the history has a stop event: out.end is its time
+	out.end = h.End()
 	for i := range h.Events {
 		e := &h.Events[i]
 		if e.Kind == history.KindProcess && e.What == history.ProcStop {
-			stop = i
+			out.end, stopped = e.Time, true
 			break
 		}
 		if isElect(e) {
 			selfStarting = false
 		}
-	}
-	out.end = h.End()
-	if stop < len(h.Events) {
-		out.end = h.Events[stop].Time
 	}
 
 	w := newWorld(&h.Meta)
@@ -164,8 +161,14 @@ func electionsOf(h *history.History) *elections {
 		cur = nil
 	}
 
-	for i := range h.Events[:stop] {
-		e := &h.Events[i]
+	for e := range h.All() {
+		if stopped && e.Kind == history.KindProcess && e.What == history.ProcStop {
+			break // the history before the harness's shutdown
+		}
+		if e.Kind == history.KindMsg {
+			c := *e // All's message events are scratch, and elections keep some
+			e = &c
+		}
 		// trigger: e may begin an election; fault: it is not the
 		// algorithm's own start or an elect request.
 		trigger, fault := false, false

@@ -85,3 +85,13 @@ func killedNote(end int64) string {
 func sortEvents(es []history.Event) {
 	slices.SortFunc(es, func(x, y history.Event) int { return cmp.Compare(x.Index, y.Index) })
 }
+
+// addTime is a time plus a bound, saturating at history.MaxTime: a bound
+// too long for any run gives a deadline no run reaches, never one that
+// wraps around to the past.
+func addTime(t, bound int64) int64 {
+	if bound > 0 && t > history.MaxTime-bound {
+		return history.MaxTime
+	}
+	return t + bound
+}

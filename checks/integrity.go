@@ -32,7 +32,7 @@ type corruptDelivery struct {
 	why              string         // when it had no chance: why not
 }
 
-func (d *corruptDelivery) deadline() int64 { return d.deliver.Time + rejectGrace }
+func (d *corruptDelivery) deadline() int64 { return addTime(d.deliver.Time, rejectGrace) }
 
 // integrityScan is what one pass over a history finds.
 type integrityScan struct {
@@ -52,11 +52,11 @@ type integrityScan struct {
 // rejections by the incarnation the message was delivered to count.
 func scanIntegrity(h *history.History) *integrityScan {
 	s := &integrityScan{corrupt: map[int64]*history.Event{}, delivered: map[int64]bool{}}
-	for i := range h.Events {
-		e := &h.Events[i]
+	for e := range h.All() {
 		if e.Kind == history.KindMsg && e.What == history.MsgCorrupt {
 			if _, ok := s.corrupt[e.Msg]; !ok {
-				s.corrupt[e.Msg] = e
+				c := *e // All's message events are scratch
+				s.corrupt[e.Msg] = &c
 				s.order = append(s.order, e.Msg)
 			}
 		}
@@ -91,8 +91,7 @@ func scanIntegrity(h *history.History) *integrityScan {
 			}
 		}
 	}
-	for i := range h.Events {
-		e := &h.Events[i]
+	for e := range h.All() {
 		judge(e.Time, false)
 		w.apply(e)
 		switch {
@@ -102,7 +101,8 @@ func scanIntegrity(h *history.History) *integrityScan {
 				break
 			}
 			s.delivered[e.Msg] = true
-			d := &corruptDelivery{corrupt: c, deliver: e, node: e.Dest, inc: w.node(e.Dest).start}
+			dv := *e // All's message events are scratch
+			d := &corruptDelivery{corrupt: c, deliver: &dv, node: e.Dest, inc: w.node(e.Dest).start}
 			s.deliveries = append(s.deliveries, d)
 			byID[e.Msg] = append(byID[e.Msg], d)
 			queue[e.Dest] = append(queue[e.Dest], d)

@@ -46,8 +46,8 @@ func messageCounts(h *history.History) (int64, map[string]int64) {
 		return e.Counts[sent], byType
 	}
 	var total int64
-	for i := range h.Events {
-		if e := &h.Events[i]; e.Kind == history.KindMsg && e.What == history.MsgSend {
+	for e := range h.All() {
+		if e.Kind == history.KindMsg && e.What == history.MsgSend {
 			total++
 			byType[e.MType]++
 		}
@@ -60,8 +60,7 @@ func messageCounts(h *history.History) (int64, map[string]int64) {
 func messageDelay(h *history.History) int64 {
 	sent := map[int64]int64{}
 	var sum, n int64
-	for i := range h.Events {
-		e := &h.Events[i]
+	for e := range h.All() {
 		if e.Kind != history.KindMsg {
 			continue
 		}

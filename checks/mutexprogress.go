@@ -64,7 +64,7 @@ func mutexProgress(h *history.History) Result {
 		for next < len(ops) && ops[next].invoke == i {
 			o := ops[next]
 			next++
-			if o.f != fAcquire || i <= ref || e.Time+bound > observed {
+			if o.f != fAcquire || i <= ref || addTime(e.Time, bound) > observed {
 				continue
 			}
 			if !live[o.node] || paused[o.node] {
@@ -102,7 +102,7 @@ func mutexProgress(h *history.History) Result {
 	r.Valid = False
 	r.Nodes = []string{worst.node}
 	r.Evidence = []history.Event{*inv}
-	r.Interval = &Interval{From: inv.Time, To: inv.Time + bound}
+	r.Interval = &Interval{From: inv.Time, To: addTime(inv.Time, bound)}
 	what := "no answer before the history ended"
 	if worst.done >= 0 {
 		d := &h.Events[worst.done]

@@ -360,7 +360,9 @@ func naiveComplexity(h *history.History, bug bool) (list []*nelection, outside i
 			case history.ProcStart:
 				earlierStarts := 0
 				for _, x := range h.Events[:i] {
-					if x.Kind == history.KindProcess && x.What == history.ProcStart {
+					// A process event that names no node is ignored, as the
+					// world model ignores it.
+					if x.Kind == history.KindProcess && x.What == history.ProcStart && x.Node != "" {
 						if x.Node == e.Node {
 							trigger = true
 						}

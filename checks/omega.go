@@ -58,7 +58,7 @@ func eventualLeadership(h *history.History) Result {
 	w, end := finalWorld(h)
 	m := &h.Meta
 	ref, refWhat, bound, boundWhat := stabilisationBound(h)
-	deadline := ref + bound
+	deadline := addTime(ref, bound)
 	correct := correctNodes(w)
 	r := Result{Figures: map[string]any{
 		"correct": len(correct), "reference_ns": ref, "bound_ns": bound, "deadline_ns": deadline, "end_ns": end,

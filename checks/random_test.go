@@ -242,7 +242,7 @@ func FuzzTwoLeaders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		h, err := history.Read(strings.NewReader(text))
-		if err != nil || backwards(h) > 0 || len(h.Events) > 200 {
+		if err != nil || hasBackwards(h) || len(h.Events) > 200 {
 			return
 		}
 		if diff := compareTwoLeaders(h); diff != "" {

@@ -42,7 +42,7 @@ func termination(h *history.History) Result {
 	if bound <= 0 {
 		bound = defaultTermination
 	}
-	d := ref + bound
+	d := addTime(ref, bound)
 	end := h.End()
 	r := Result{Figures: map[string]any{"reference_ns": ref, "deadline_ns": d, "bound_ns": bound}}
 	if end < d {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -24,6 +25,12 @@ type clients struct {
 	mu      sync.Mutex
 	nextID  int
 	pending map[int]*pendingOp
+	// known are the clients that have sent a request: a message to
+	// anything else is to nobody.
+	known map[string]bool
+	// ended are the operations already completed, so that an answer that
+	// comes too late is told from a stray one.
+	ended   map[int]*pendingOp
 	stopped bool
 	timers  []*time.Timer
 }
@@ -68,6 +75,7 @@ func (c *clients) Invoke(process, node, f, value string) {
 		c.complete(id, history.OpInfo, "timed out")
 	})
 	c.pending[id] = op
+	c.known[process] = true
 	body, _ := json.Marshal(wire.RequestBody{Type: f, MsgID: id, Value: value})
 	line := (&wire.Envelope{Src: process, Dest: node, Body: body}).Append(nil)
 	if m := c.r.members[node]; m != nil {
@@ -75,11 +83,48 @@ func (c *clients) Invoke(process, node, f, value string) {
 	}
 }
 
-// reply handles a node's answer to a client.
+// reply handles a message from a node to anything but a node or the
+// harness: an answer to a client. It completes an operation only when it
+// answers a pending request of that client that went to that node, with
+// the request's type (f + "_ok") or an error; anything else is refused, so
+// that no node can answer for another.
 func (c *clients) reply(from string, env wire.Envelope) {
 	var rb wire.ReplyBody
-	if err := json.Unmarshal(env.Body, &rb); err != nil {
-		c.r.logf("%s: bad reply to %s: %.200s", from, env.Dest, env.Body)
+	err := json.Unmarshal(env.Body, &rb)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.known[env.Dest] {
+		c.r.refuse(from, RefusedDest, fmt.Sprintf("a message to %s, which is neither a node nor a client: %s", quote([]byte(env.Dest)), quote(env.Body)))
+		return
+	}
+	if err != nil {
+		c.r.refuse(from, RefusedReply, fmt.Sprintf("an answer to %s that does not parse (%v): %s", env.Dest, err, quote(env.Body)))
+		return
+	}
+	op, ok := c.pending[rb.InReplyTo]
+	if late := c.ended[rb.InReplyTo]; !ok && late != nil && late.process == env.Dest && late.node == from {
+		// An answer that came after the operation was recorded as info
+		// (timed out, or the run ended): the node's, but too late.
+		c.r.router.count(CountLateReplies)
+		if c.r.refused.note(from, "late") > RefusalsRecorded {
+			return
+		}
+		c.r.logf("%s: a late answer to %s's request %d (%s), after it was recorded as info", from, env.Dest, rb.InReplyTo, quote(env.Body))
+		return
+	}
+	var why string
+	switch {
+	case !ok:
+		why = "which no request of it awaits at that node"
+	case op.process != env.Dest:
+		why = fmt.Sprintf("which %s sent, not %s", op.process, env.Dest)
+	case op.node != from:
+		why = fmt.Sprintf("which went to %s, not %s", op.node, from)
+	case rb.Type != op.f+"_ok" && rb.Type != "error":
+		why = fmt.Sprintf("which was a %s request: its answer is %s_ok or error", quote([]byte(op.f)), op.f)
+	}
+	if why != "" {
+		c.r.refuse(from, RefusedReply, fmt.Sprintf("a %s to %s in reply to request %d, %s", quote([]byte(rb.Type)), env.Dest, rb.InReplyTo, why))
 		return
 	}
 	typ, value := history.OpOK, rb.Value
@@ -89,10 +134,12 @@ func (c *clients) reply(from string, env wire.Envelope) {
 			typ = history.OpFail
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.complete(rb.InReplyTo, typ, value)
+	c.complete(rb.InReplyTo, typ, Clip(value, MaxField))
 }
+
+// CountLateReplies counts the answers that came after their operation was
+// recorded as info.
+const CountLateReplies = "replies.late"
 
 // DefiniteCode reports whether a Maelstrom error code means the operation
 // surely did not happen.
@@ -111,6 +158,7 @@ func (c *clients) complete(id int, typ, value string) {
 		return // already timed out, or an answer to nobody
 	}
 	delete(c.pending, id)
+	c.ended[id] = op
 	op.timer.Stop()
 	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
 	c.r.router.count("ops." + typ)

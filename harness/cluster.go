@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,6 +141,11 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 		return ready, nil
 	case <-done:
 		return nil, fmt.Errorf("%s exited before answering init (see %s)", m.name, filepath.Join(r.dir, m.name+".log"))
+	case <-r.ctx.Done():
+		close(abandoned)
+		_ = p.Kill()
+		<-done
+		return nil, errInterrupted
 	case <-time.After(InitTimeout):
 		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()
@@ -166,29 +170,34 @@ func (r *run) nodeArgv() []string {
 func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned, done chan struct{}) {
 	defer close(done)
 	out := &stream{r: p.Stdout}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	var advance int
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		n, tok, err := bufio.ScanLines(data, atEOF)
-		advance = n
-		return n, tok, err
-	})
+	lines := history.NewLineReader(out, MaxLine)
 	up, dropped := false, false
-	for sc.Scan() {
-		line := sc.Bytes()
+	for {
+		line, n, long, err := lines.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				r.logf("%s: read output: %v", m.name, err)
+				_ = p.Kill() // a node whose output cannot be read is of no use
+			}
+			break
+		}
 		switch {
+		case long && up:
+			r.refuse(m.name, RefusedLine, fmt.Sprintf("a line of %d bytes, longer than the %d a node may write: discarded unread", n, MaxLine))
+		case long:
+			r.logf("%s: ignoring a line of %d bytes before init_ok", m.name, n)
 		case up:
 			r.route(m.name, line)
 		case dropped:
 		case !isInitOK(line):
-			r.logf("%s: ignoring output before init_ok: %.200s", m.name, line)
+			r.logf("%s: ignoring output before init_ok: %s", m.name, quote(line))
 		default:
 			close(answered)
 			select {
 			case <-r.gate: // nothing is recorded before the run's zero
 			case <-abandoned:
 				dropped = true
+				out.handled.Add(int64(n))
 				continue
 			}
 			up = true
@@ -202,11 +211,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, answered, ready, abandoned,
 			}
 			close(ready)
 		}
-		out.handled.Add(int64(advance))
-	}
-	if err := sc.Err(); err != nil {
-		r.logf("%s: read output: %v", m.name, err)
-		_ = p.Kill() // a node whose output we cannot read is of no use
+		out.handled.Add(int64(n))
 	}
 	state, _ := p.Wait()
 	m.mu.Lock()

@@ -28,6 +28,12 @@
 // node wrote before it stopped has been read, so nothing a paused node does
 // is recorded while it is paused.
 //
+// Results.Summary is what the console shows of a verdict; every string in
+// it that came from the history, and so perhaps from a node, goes through
+// Printable first, so that no node can move the cursor or forge a line. An
+// interrupted run (a history with no end event) is never unexpected: its
+// outcome is unknown, whatever its prefix shows.
+//
 // The report (report*.go) is drawn from the history and the results
 // alone, so `coup check --report` makes the same page from a stored
 // history: one self-contained HTML page, inline SVG, readable without its

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "node" {
 		os.Exit(nodeMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "hostile" {
+		os.Exit(hostileMain(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 
@@ -50,6 +53,13 @@ func nodeMain(args []string) int {
 // outlives the run.
 func runScenario(t *testing.T, src string) (*Results, *history.History) {
 	t.Helper()
+	res, h, _ := runScenarioDir(t, src)
+	return res, h
+}
+
+// runScenarioDir is runScenario that also returns the run's store folder.
+func runScenarioDir(t *testing.T, src string) (*Results, *history.History, string) {
+	t.Helper()
 	sc, err := scenario.Parse(t.Name()+".toml", src)
 	if err != nil {
 		t.Fatal(err)
@@ -67,10 +77,11 @@ func runScenario(t *testing.T, src string) (*Results, *history.History) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // every event in Events, messages too
 	if left := children(dir); len(left) > 0 {
 		t.Errorf("node processes outlived the run: %v", left)
 	}
-	return res, h
+	return res, h, dir
 }
 
 // children lists the live (not zombie) child processes of this one whose

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,11 +17,32 @@ type router struct {
 	r      *run
 	record bool // record every message as an event
 
-	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID and counts
+	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID, counts and types
 	nem    *nemesis.Nemesis
 	nextID int64
 	counts map[string]int64
 	queue  *delayQueue
+	// types are the message types seen so far, at most MaxTypes.
+	types map[string]bool
+}
+
+// typeName is the name under which a message of type t is recorded and
+// counted: t cut to MaxTypeLen, or OtherTypes once MaxTypes others have
+// been seen, so that no node can make the counts, the history's end event
+// or the report grow by inventing types (called under mu).
+func (rt *router) typeName(t string) string {
+	t = Clip(t, MaxTypeLen)
+	if rt.types[t] {
+		return t
+	}
+	if len(rt.types) >= MaxTypes {
+		return OtherTypes
+	}
+	if rt.types == nil {
+		rt.types = map[string]bool{}
+	}
+	rt.types[t] = true
+	return t
 }
 
 func (rt *router) count(keys ...string) {
@@ -36,12 +58,11 @@ func (rt *router) count(keys ...string) {
 func (r *run) route(from string, line []byte) {
 	env, err := wire.Parse(line)
 	if err != nil {
-		r.logf("%s: unparsable output: %v: %.200s", from, err, line)
-		r.router.count("output.invalid")
+		r.refuse(from, RefusedOutput, fmt.Sprintf("%v: %s", err, quote(line)))
 		return
 	}
 	if env.Src != from {
-		r.logf("%s: wrote a message with src %q; routing it as from %s", from, env.Src, from)
+		r.logf("%s: wrote a message with src %s; routing it as from %s", from, quote([]byte(env.Src)), from)
 		env.Src = from
 	}
 	switch {
@@ -54,15 +75,18 @@ func (r *run) route(from string, line []byte) {
 	}
 }
 
-// report records a node's report.
+// report records a node's report. Every string in it is cut to MaxField.
 func (r *run) report(from string, body []byte) {
 	var rb wire.ReportBody
 	if err := json.Unmarshal(body, &rb); err != nil || rb.Type != "report" {
-		r.logf("%s: bad report: %.200s", from, body)
-		r.router.count("output.invalid")
+		why := "not a report"
+		if err != nil {
+			why = err.Error()
+		}
+		r.refuse(from, RefusedReport, fmt.Sprintf("%s: %s", why, quote(body)))
 		return
 	}
-	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: rb.What, Value: rb.Value, Name: rb.Name, Msg: rb.Msg})
+	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: Clip(rb.What, MaxField), Value: Clip(rb.Value, MaxField), Name: Clip(rb.Name, MaxField), Msg: rb.Msg})
 }
 
 // send records a message and schedules its copies by its fate.
@@ -73,6 +97,7 @@ func (rt *router) send(env wire.Envelope) {
 		mtype = head.Type
 	}
 	rt.mu.Lock()
+	mtype = rt.typeName(mtype)
 	rt.nextID++
 	id := rt.nextID
 	rt.counts[CountSent]++

@@ -35,6 +35,7 @@ type Options struct {
 type run struct {
 	sc    *scenario.Scenario
 	opts  Options
+	ctx   context.Context // ends when the run is interrupted
 	dir   string
 	runID string
 	rec   *history.Recorder
@@ -53,6 +54,7 @@ type run struct {
 	clients *clients
 	nem     *nemesis.Nemesis
 	watch   *watcher
+	refused refusals
 
 	logMu sync.Mutex
 	log   *os.File
@@ -89,7 +91,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	}
 	defer logf.Close()
 
-	r := &run{sc: sc, opts: opts, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}, gate: make(chan struct{})}
+	r := &run{sc: sc, opts: opts, ctx: ctx, dir: dir, runID: newRunID(), log: logf, members: map[string]*member{}, gate: make(chan struct{})}
 	r.start = time.Now()
 	r.rec = history.NewRecorder(hf, func() int64 { return int64(time.Since(r.zero)) }, true)
 	r.names = sc.NodeNames()
@@ -104,7 +106,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	r.rec.Subscribe(r.watch.push)
 	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
 	w, timeout := NewWorkload(sc)
-	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}}
+	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 
 	runErr := r.execute(ctx)
 	r.shutdown()
@@ -114,7 +116,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	if err := r.rec.Close(); err != nil {
 		return nil, dir, err
 	}
-	h, err := history.FromEvents(r.rec.Events())
+	h, err := r.rec.History()
 	if err != nil {
 		return nil, dir, err
 	}
@@ -149,6 +151,9 @@ func (r *run) execute(ctx context.Context) error {
 		go r.write(m)
 	}
 	if err := r.startAll(); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		return fmt.Errorf("%w: %w", errNodeStart, err)
 	}
 	r.progress("nodes up; running for %s", r.sc.Duration.D)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"coup/harness/history"
@@ -21,11 +22,22 @@ const (
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// SafeName is a scenario's name as a folder name of the store: characters
+// other than letters, digits, '.', '_' and '-' become '_', and a name that
+// is empty or starts with a dot ("..", ".", ".hidden") gets a leading '_',
+// so that the folder is always a new name inside the store.
+func SafeName(name string) string {
+	name = unsafeName.ReplaceAllString(name, "_")
+	if name == "" || strings.HasPrefix(name, ".") {
+		name = "_" + name
+	}
+	return name
+}
+
 // NewRunDir creates store/<scenario>/<timestamp>/ and returns its path. Two
 // runs in the same millisecond get distinct folders.
 func NewRunDir(root, scenario string, now time.Time) (string, error) {
-	name := unsafeName.ReplaceAllString(scenario, "_")
-	base := filepath.Join(root, name)
+	base := filepath.Join(root, SafeName(scenario))
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("create store: %w", err)
 	}
@@ -59,7 +71,10 @@ func Save(dir string, res *Results, h *history.History, logf func(format string,
 	if err := writeCheckFiles(dir, res); err != nil {
 		return err
 	}
-	return linkLatest(dir)
+	if err := linkLatest(dir); err != nil {
+		logf("%v", err) // the run is saved; only the shortcut is missing
+	}
+	return nil
 }
 
 func writeResults(dir string, res *Results) error {
@@ -71,15 +86,24 @@ func writeResults(dir string, res *Results) error {
 }
 
 // linkLatest points store/<scenario>/latest at dir, replacing the link
-// atomically.
+// atomically. It replaces only a symbolic link: anything else named latest
+// is not coup's, and is left alone.
 func linkLatest(dir string) error {
 	parent := filepath.Dir(dir)
+	latest := filepath.Join(parent, "latest")
+	if st, err := os.Lstat(latest); err == nil {
+		// coup's own link names a sibling folder, nothing else.
+		target, err := os.Readlink(latest)
+		if st.Mode()&os.ModeSymlink == 0 || err != nil || strings.ContainsRune(target, filepath.Separator) {
+			return fmt.Errorf("link latest: %s is not a link coup made; left alone", latest)
+		}
+	}
 	tmp := filepath.Join(parent, fmt.Sprintf(".latest-%d", os.Getpid()))
 	_ = os.Remove(tmp)
 	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
 		return fmt.Errorf("link latest: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(parent, "latest")); err != nil {
+	if err := os.Rename(tmp, latest); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("link latest: %w", err)
 	}

@@ -70,6 +70,9 @@ type Stats struct {
 	Duration int64            `json:"duration_ns"`
 	Messages MessageStats     `json:"messages"`
 	Ops      map[string]int64 `json:"ops"`
+	// Refused counts what the harness refused from nodes, by class
+	// (output, line, report, reply, dest, …): see docs/results.md.
+	Refused map[string]int64 `json:"refused,omitempty"`
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
@@ -141,11 +144,21 @@ func Evaluate(h *history.History) (*Results, error) {
 // the scenario expects an invalid run without naming checks, any violation
 // will do. An unknown verdict where a definite one was expected makes the
 // outcome unknown, unless something else is unexpected.
+//
+// An incomplete history (the run was interrupted or killed) is never
+// unexpected: what its prefix shows may be the start of what the whole run
+// would have shown, or not, so its outcome is unknown, and the notes say
+// what the prefix showed.
 func (r *Results) compare() {
 	r.Notes = nil
 	mustFail := map[string]bool{}
 	for _, v := range r.Expected.Violations {
 		mustFail[v] = true
+	}
+	prefix := ""
+	if !r.Complete {
+		prefix = "in the recorded prefix, "
+		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked, so its outcome is unknown")
 	}
 	anyFailure := !r.Expected.Valid && len(mustFail) == 0
 	unexpected, unknown := false, false
@@ -160,26 +173,23 @@ func (r *Results) compare() {
 		case anyFailure && c.Valid == checks.False:
 		case c.Valid == checks.Unknown:
 			unknown = true
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: could not be judged (expected %s): %s", name, want, c.Explanation))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: could not be judged (expected %s): %s", prefix, name, want, c.Explanation))
 		case want == checks.False:
 			unexpected = true
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: expected a violation, but the check holds", name))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: expected a violation, but the check holds", prefix, name))
 		default:
 			unexpected = true
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: unexpected violation: %s", name, c.Explanation))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
 		}
 	}
 	if anyFailure && r.Valid == checks.True {
 		unexpected = true
-		r.Notes = append(r.Notes, "expected the run to be invalid, but every check holds")
-	}
-	if !r.Complete {
-		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked")
+		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
 	}
 	switch {
-	case unexpected:
+	case unexpected && r.Complete:
 		r.Outcome, r.ExitCode = Unexpected, ExitUnexpected
-	case unknown || !r.Complete || r.Error != "":
+	case unexpected || unknown || !r.Complete || r.Error != "":
 		r.Outcome, r.ExitCode = Unknown, ExitUnknown
 	default:
 		r.Outcome, r.ExitCode = AsExpected, ExitOK
@@ -202,7 +212,7 @@ const (
 // computeStats counts from the end event when there is one (it holds every
 // counter, recorded messages or not) and from the message events otherwise.
 func computeStats(h *history.History) Stats {
-	s := Stats{Events: len(h.Events), Duration: h.End(), Ops: map[string]int64{}}
+	s := Stats{Events: h.Len(), Duration: h.End(), Ops: map[string]int64{}}
 	s.Messages.ByType = map[string]int64{}
 	s.Messages.Drops = map[string]int64{}
 	s.Messages.Corruptions = map[string]int64{}
@@ -239,6 +249,11 @@ func computeStats(h *history.History) Stats {
 			s.Messages.Drops[strings.TrimPrefix(k, CountDropped+".")] = v
 		case strings.HasPrefix(k, "ops."):
 			s.Ops[strings.TrimPrefix(k, "ops.")] = v
+		case strings.HasPrefix(k, CountRefused+"."):
+			if s.Refused == nil {
+				s.Refused = map[string]int64{}
+			}
+			s.Refused[strings.TrimPrefix(k, CountRefused+".")] = v
 		}
 	}
 	return s
@@ -247,8 +262,7 @@ func computeStats(h *history.History) Stats {
 // countEvents rebuilds the counters from the events of a history.
 func countEvents(h *history.History) map[string]int64 {
 	c := map[string]int64{}
-	for i := range h.Events {
-		e := &h.Events[i]
+	for e := range h.All() {
 		switch e.Kind {
 		case history.KindMsg:
 			switch e.What {
@@ -268,12 +282,16 @@ func countEvents(h *history.History) map[string]int64 {
 			}
 		case history.KindOp:
 			c["ops."+e.Type]++
+		case history.KindRefused:
+			c[CountRefused]++
+			c[CountRefused+"."+e.What]++
 		}
 	}
 	return c
 }
 
-// joinCounts writes counts as "a 1, b 2", sorted by name.
+// joinCounts writes counts as "a 1, b 2", sorted by name; the names (such
+// as message types, which nodes choose) made printable.
 func joinCounts(c map[string]int64) string {
 	keys := make([]string, 0, len(c))
 	for k := range c {
@@ -282,34 +300,28 @@ func joinCounts(c map[string]int64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, c[k])
+		parts[i] = fmt.Sprintf("%s %d", Printable(k), c[k])
 	}
 	return strings.Join(parts, ", ")
 }
 
 // Summary is a few lines for a person: the verdict, each check, the notes.
+// Every string that came from the history (and so, perhaps, from a node)
+// is passed through Printable, so that no control character reaches the
+// terminal and no line can be forged.
 func (r *Results) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", r.Scenario, r.Valid, r.Outcome, r.ExitCode)
+	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
 	width := 0
 	for _, name := range r.Order {
-		width = max(width, len(name))
+		width = max(width, len(Printable(name)))
 	}
 	for _, name := range r.Order {
 		c := r.Checks[name]
-		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, name, c.Valid, c.Explanation)
-	}
-	types := make([]string, 0, len(r.Stats.Messages.ByType))
-	for t := range r.Stats.Messages.ByType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	var parts []string
-	for _, t := range types {
-		parts = append(parts, fmt.Sprintf("%s %d", t, r.Stats.Messages.ByType[t]))
+		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, Printable(name), c.Valid, Printable(c.Explanation))
 	}
 	m := &r.Stats.Messages
-	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped", m.Sent, strings.Join(parts, ", "), m.Delivered, m.Dropped)
+	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped", m.Sent, joinCounts(m.ByType), m.Delivered, m.Dropped)
 	if len(m.Drops) > 0 {
 		fmt.Fprintf(&b, " (%s)", joinCounts(m.Drops))
 	}
@@ -320,11 +332,14 @@ func (r *Results) Summary() string {
 		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+	if len(r.Stats.Refused) > 0 {
+		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", joinCounts(r.Stats.Refused))
+	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+		fmt.Fprintf(&b, "  note: %s\n", Printable(n))
 	}
 	if r.Error != "" {
-		fmt.Fprintf(&b, "  error: %s\n", r.Error)
+		fmt.Fprintf(&b, "  error: %s\n", Printable(r.Error))
 	}
 	return b.String()
 }

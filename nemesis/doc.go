@@ -7,7 +7,9 @@
 // carries out what the nemesis decides. Every random choice comes from
 // seeded streams: one per fault for its schedule and its targets, one for
 // the net's fates. The same seed and the same inputs give the same
-// schedule and the same fates.
+// schedule and the same fates. (A driver may place each copy's jitter
+// itself, within [0, Jitter), through Config.Spread: the simulator's
+// search strategies do.)
 //
 // The driving loop:
 //

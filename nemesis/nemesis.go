@@ -44,6 +44,12 @@ type Config struct {
 	Latency time.Duration
 	Jitter  time.Duration
 	FIFO    bool
+	// Spread, when set, places each copy's jitter instead of a draw from
+	// the net's stream: it returns where in [0, Jitter) a message on the
+	// link falls, as a fraction in [0, 1). The simulator's search
+	// strategies order near-simultaneous deliveries with it; nil draws at
+	// random.
+	Spread func(l Link) float64
 }
 
 // The seeded streams: the net's, and each fault's schedule (the stream's
@@ -134,6 +140,7 @@ func New(cfg Config) *Nemesis {
 		net:  NewNet(cfg.Latency, cfg.Jitter, cfg.FIFO, rand.New(rand.NewPCG(uint64(cfg.Seed), netStream))),
 		view: newView(cfg.Nodes),
 	}
+	n.net.Spread = cfg.Spread
 	for i := range cfg.Faults {
 		fs := &faultState{f: &cfg.Faults[i], index: i, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), scheduleStream+uint64(i)))}
 		n.faults = append(n.faults, fs)

@@ -103,6 +103,10 @@ type Net struct {
 	// one sent earlier on the same link. A link under a delay fault is not
 	// kept in order.
 	FIFO bool
+	// Spread, when set, places each copy's jitter: the fraction of Jitter,
+	// in [0, 1), that a message on the link gets, instead of a draw from
+	// the net's stream (see Config.Spread).
+	Spread func(l Link) float64
 
 	rng   *rand.Rand
 	last  map[Link]time.Duration // latest delivery time per link
@@ -140,7 +144,7 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate { return n.DecideInto(nil, m
 func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	l := m.Link
 	if t := n.timely(l); t != nil {
-		d := min(n.base(), t.delta)
+		d := min(n.base(l), t.delta)
 		if n.FIFO {
 			if at := now + d; at < n.last[l] && n.last[l]-now <= t.delta {
 				d = n.last[l] - now
@@ -173,7 +177,7 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	}
 	f := Fate{Copies: slices.Grow(buf[:0], copies)[:copies]}
 	for i := range f.Copies {
-		d := n.base()
+		d := n.base(l)
 		for _, r := range n.rules {
 			if r.kind == Delay && r.links.covers(l) {
 				d += r.draw(n.rng)
@@ -214,9 +218,14 @@ func (n *Net) timely(l Link) *rule {
 	return nil
 }
 
-func (n *Net) base() time.Duration {
+func (n *Net) base(l Link) time.Duration {
 	d := n.Latency
-	if n.Jitter > 0 {
+	switch {
+	case n.Jitter <= 0:
+	case n.Spread != nil:
+		f := min(max(n.Spread(l), 0), 1)
+		d += min(time.Duration(f*float64(n.Jitter)), n.Jitter-1)
+	default:
 		d += time.Duration(n.rng.Int64N(int64(n.Jitter)))
 	}
 	return d

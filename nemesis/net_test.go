@@ -456,3 +456,24 @@ func TestChange(t *testing.T) {
 		}
 	}
 }
+
+// Spread places each copy's jitter instead of the stream: 0 gives the
+// bare latency, a fraction that share of the jitter, 1 (or more) just
+// under the whole of it; and the stream is not drawn from, so the fates
+// that follow are the stream's as before.
+func TestSpread(t *testing.T) {
+	frac := map[string]float64{"n1": 0, "n2": 0.5, "n3": 1, "n4": 7}
+	n := NewNet(time.Millisecond, 10*time.Millisecond, false, seeded(3))
+	n.Spread = func(l Link) float64 { return frac[l.From] }
+	want := map[string]time.Duration{"n1": time.Millisecond, "n2": 6 * time.Millisecond, "n3": 11*time.Millisecond - 1, "n4": 11*time.Millisecond - 1}
+	for from, d := range want {
+		f := n.Decide(msg(from, "n5"), 0)
+		if len(f.Copies) != 1 || f.Copies[0].Delay != d {
+			t.Errorf("from %s: %+v, want one copy after %s", from, f, d)
+		}
+	}
+	plain := NewNet(time.Millisecond, 10*time.Millisecond, false, seeded(3))
+	if a, b := n.rng.Uint64(), plain.rng.Uint64(); a != b {
+		t.Errorf("the spread net drew from its stream: next %d, want %d", a, b)
+	}
+}

@@ -31,6 +31,7 @@ func runScenario(t *testing.T, file string) (results, *history.History) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // messages too, in Events
 	return readResults(t, latest), h
 }
 

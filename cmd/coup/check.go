@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 
@@ -10,25 +9,35 @@ import (
 	"coup/harness/history"
 )
 
+const checkUsage = `usage: coup check [flags] HISTORY
+
+Re-runs the checks on a stored history (a run's history.jsonl) and prints
+the verdict, as coup run did; the history carries everything the checks
+need. The exit code is the run's: 0 as expected, 1 unexpected, 3 unknown
+(2 for a history that cannot be read).
+
+flags:
+`
+
 func checkCmd(args []string) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "print the results as JSON (the shape of results.json)")
-	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this file")
-	if err := fs.Parse(args); err != nil {
-		return harness.ExitInput
+	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this `file`")
+	pos, code, ok := parseArgs(fs, checkUsage, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(os.Stderr, "usage: coup check [--json] [--report FILE] HISTORY\n")
-		return harness.ExitInput
+	if len(pos) != 1 {
+		return usageError(fs, checkUsage, "want one history, got %d arguments", len(pos))
 	}
-	h, err := history.ReadFile(fs.Arg(0))
+	h, err := history.ReadFile(pos[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
+		fmt.Fprintf(os.Stderr, "coup: %s\n", harness.Printable(err.Error()))
 		return harness.ExitInput
 	}
 	res, err := harness.Evaluate(h)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "coup: %s: %v\n", fs.Arg(0), err)
+		fmt.Fprintf(os.Stderr, "coup: %s: %s\n", pos[0], harness.Printable(err.Error()))
 		return harness.ExitInput
 	}
 	if *report != "" {
@@ -43,7 +52,7 @@ func checkCmd(args []string) int {
 	} else {
 		fmt.Print(res.Summary())
 		for _, b := range h.Bad {
-			fmt.Printf("  skipped line %d: %s\n", b.Line, b.Err)
+			fmt.Printf("  skipped line %d: %s\n", b.Line, harness.Printable(b.Err))
 		}
 	}
 	return res.ExitCode

@@ -175,6 +175,7 @@ func TestChangRobertsRunsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // messages too, in Events
 	// Every node reports its belief, and ends trusting the highest id.
 	final := map[string]string{}
 	for _, e := range h.Events {
@@ -313,6 +314,7 @@ initiators = ["all"]
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded()                // messages too, in Events
 	sent := map[int64]int64{}       // msg -> index of its send
 	delivered := map[string]int64{} // node -> index of the delivery of elected to it
 	leaderAt := map[string]int64{}  // node -> index of its leader report
@@ -380,8 +382,8 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if n := len(survivors(tag)); n != 6 {
-				t.Errorf("%d tagged processes while running, want 6 (coup and 5 nodes)", n)
+			if n := len(survivors(tag)); n != 7 {
+				t.Errorf("%d tagged processes while running, want 7 (coup, its reaper and 5 nodes)", n)
 			}
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
@@ -399,6 +401,51 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// When coup itself is killed with SIGKILL, so that it can clean up nothing,
+// no node survives it: not the node's own process, and not what a wrapper
+// started beside it in its process group.
+func TestKilledHarnessLeavesNoWrapperChildren(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wrapped.toml")
+	// Each node is a shell that starts a sleeping child, then runs the
+	// built-in bully node in its place.
+	scen := fmt.Sprintf(`algorithm = "bully"
+command = ["sh", "-c", "sleep 600 & exec %s node --algo bully"]
+nodes = 3
+duration = "30s"
+[workload]
+kind = "none"
+[checks]
+run = ["two-leaders"]
+`, coupBin)
+	if err := os.WriteFile(file, []byte(scen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tag := tagged(t)
+	cmd := exec.Command(coupBin, "run", "--store", filepath.Join(dir, "store"), file)
+	cmd.Env = append(os.Environ(), tag)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "nodes up") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("nodes never came up:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// coup, its reaper, and per node the node and its sleeping child.
+	if n := len(survivors(tag)); n != 8 {
+		t.Errorf("%d tagged processes while running, want 8", n)
+	}
+	cmd.Process.Kill()
+	_ = cmd.Wait()
+	checkNoSurvivors(t, tag)
 }
 
 // syncBuffer is a bytes.Buffer that a test may read while a command writes.

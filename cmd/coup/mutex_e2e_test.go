@@ -110,6 +110,7 @@ func readHistory(t *testing.T, dir string) *history.History {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = h.Expanded() // messages too, in Events
 	return h
 }
 

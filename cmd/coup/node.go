@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -10,19 +9,37 @@ import (
 	"github.com/rs/zerolog"
 
 	"coup/harness"
+	"coup/harness/scenario"
 	"coup/nodes/algorithms"
 	"coup/nodes/process"
 )
 
+const nodeUsage = `usage: coup node --algo NAME
+
+Runs the built-in node program: it speaks the node protocol (docs/protocol.md)
+on stdin and stdout and logs on stderr. coup run starts it for every node
+of a scenario that names a built-in algorithm; run by hand, it waits for
+the init message on stdin.
+
+flags:
+`
+
 func nodeCmd(args []string) int {
-	fs := flag.NewFlagSet("node", flag.ContinueOnError)
+	fs := newFlags("node")
 	algo := fs.String("algo", "", "the algorithm to run ("+strings.Join(algorithms.Names(), ", ")+")")
-	if err := fs.Parse(args); err != nil {
-		return harness.ExitInput
+	pos, code, ok := parseArgs(fs, nodeUsage, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, nodeUsage, "no arguments expected, got %q", pos[0])
 	}
 	spec, ok := algorithms.Lookup(*algo)
 	if !ok {
-		fmt.Fprintf(os.Stderr, "coup node: unknown algorithm %q (known: %s)\n", *algo, strings.Join(algorithms.Names(), ", "))
+		if *algo == "" {
+			return usageError(fs, nodeUsage, "--algo is missing")
+		}
+		fmt.Fprintf(os.Stderr, "coup node: unknown algorithm %q%s (known: %s)\n", *algo, scenario.DidYouMean(*algo, algorithms.Names()), strings.Join(algorithms.Names(), ", "))
 		return harness.ExitInput
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
@@ -39,7 +56,21 @@ func nodeCmd(args []string) int {
 	return 0
 }
 
-func algorithmsCmd([]string) int {
+const algorithmsUsage = `usage: coup algorithms
+
+Lists the built-in algorithms: name, topology and what each does.
+docs/algorithms.md says more of each.
+`
+
+func algorithmsCmd(args []string) int {
+	fs := newFlags("algorithms")
+	pos, code, ok := parseArgs(fs, algorithmsUsage, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, algorithmsUsage, "no arguments expected, got %q", pos[0])
+	}
 	for _, name := range algorithms.Names() {
 		spec, _ := algorithms.Lookup(name)
 		fmt.Printf("%-22s %-20s %s\n", name, spec.Topology, spec.Summary)

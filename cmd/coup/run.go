@@ -9,25 +9,86 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
+	"time"
 
 	"coup/harness"
+	"coup/harness/catalogue"
 	"coup/harness/proc"
 	"coup/harness/scenario"
 )
 
+const runUsage = `usage: coup run [flags] FILE|DIR...
+
+Runs each scenario with real node processes (a DIR runs every *.toml in
+it, in name order), checks its history, prints the verdict and stores the
+run in STORE/<scenario>/<timestamp>/. A run over several scenarios, or
+with --repeat, also writes STORE/summary.json; --junit writes a JUnit XML
+file for CI (docs/ci.md).
+
+--seed and --set override the scenario files' keys, and are validated as
+the files are:
+  coup run --seed 3 scenarios/bully-coordinator-paused.toml
+  coup run --set nodes=9 --set network.latency=5ms scenarios/chang-roberts.toml
+  coup run --set faults[0].at=100ms --set workload.rate=50 FILE
+
+Ctrl-C stops the run, kills every node and checks the recorded prefix (exit
+3); a second Ctrl-C stops at once.
+
+exit codes: 0 every run as expected, 1 one was not, 2 usage or input error
+(or a node that would not start), 3 no verdict.
+
+flags:
+`
+
+// setFlag is a --seed or --set as the command line wrote it, in order.
+type setFlag struct{ key, value, flag string }
+
+// runOptions are coup run's flags.
+type runOptions struct {
+	store  string
+	repeat int
+	quiet  bool
+	junit  string
+	sets   []setFlag
+}
+
+// newRunFlags makes coup run's flag set, bound to the options it fills.
+func newRunFlags() (*flag.FlagSet, *runOptions) {
+	fs := newFlags("run")
+	o := &runOptions{}
+	fs.StringVar(&o.store, "store", "store", "the store's root `folder`")
+	fs.IntVar(&o.repeat, "repeat", 1, "run each scenario `N` times")
+	fs.BoolVar(&o.quiet, "quiet", false, "print only the verdicts, no progress lines")
+	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML `file`: one test case per run")
+	fs.Func("seed", "run with seed `S` instead of the scenario's (same as --set seed=S)", func(v string) error {
+		o.sets = append(o.sets, setFlag{"seed", v, "--seed " + v})
+		return nil
+	})
+	fs.Func("set", "set a scenario `key=value` over the file's (dotted for tables: network.latency=5ms, faults[0].at=1s); repeatable", func(v string) error {
+		o.sets = append(o.sets, setFlag{"", v, "--set " + v})
+		return nil
+	})
+	return fs, o
+}
+
 func runCmd(args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	store := fs.String("store", "store", "the store's root folder")
-	repeat := fs.Int("repeat", 1, "run each scenario this many times")
-	quiet := fs.Bool("quiet", false, "print only the verdicts")
-	if err := fs.Parse(args); err != nil {
+	fs, o := newRunFlags()
+	files, code, ok := parseArgs(fs, runUsage, args)
+	if !ok {
+		return code
+	}
+	if len(files) == 0 {
+		return usageError(fs, runUsage, "no scenario given")
+	}
+	if o.repeat < 1 {
+		return usageError(fs, runUsage, "--repeat %d: want at least 1", o.repeat)
+	}
+	overrides, err := o.overrides()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		return harness.ExitInput
 	}
-	if fs.NArg() == 0 || *repeat < 1 {
-		fmt.Fprint(os.Stderr, "usage: coup run [--store DIR] [--repeat N] [--quiet] FILE|DIR...\n")
-		return harness.ExitInput
-	}
-	files, err := scenarioFiles(fs.Args())
+	paths, err := scenarioFiles(files)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		return harness.ExitInput
@@ -36,8 +97,8 @@ func runCmd(args []string) int {
 	// file does not wait for the first to finish.
 	var scs []*scenario.Scenario
 	bad := false
-	for _, f := range files {
-		sc, err := scenario.Load(f)
+	for _, f := range paths {
+		sc, err := scenario.Load(f, overrides...)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 			bad = true
@@ -48,6 +109,66 @@ func runCmd(args []string) int {
 	if bad {
 		return harness.ExitInput
 	}
+	return runCatalogue(scs, *o)
+}
+
+// overrides checks the --seed and --set flags, in order.
+func (o *runOptions) overrides() ([]scenario.Override, error) {
+	var out []scenario.Override
+	for _, s := range o.sets {
+		var ov scenario.Override
+		var err error
+		if s.key != "" {
+			ov, err = scenario.NewOverride(s.key, s.value, s.flag)
+		} else {
+			ov, err = scenario.ParseSet(s.value)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ov)
+	}
+	return out, nil
+}
+
+// runCatalogue runs the scenarios, each o.repeat times, and returns the
+// exit code. Everything it prints about a run matches that run's exit
+// code, and the last thing it prints matches its own.
+func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
+	var plan []catalogue.Run
+	runs := map[int]*scenario.Scenario{}
+	for _, sc := range scs {
+		for i := 1; i <= o.repeat; i++ {
+			runs[len(plan)] = sc
+			plan = append(plan, catalogue.Planned(sc.Name, sc.File, i, o.repeat))
+		}
+	}
+	many := len(plan) > 1
+	cat := catalogue.New(time.Now(), plan)
+	current := ""
+	out := newStatus(os.Stdout, many && isTerminal(os.Stdout), func() string {
+		return statusLine(cat, current)
+	})
+	defer out.close()
+	// Write the files once before the first run: a path that cannot be
+	// written is a usage error, found at once.
+	save := func() error {
+		if many {
+			if err := cat.WriteSummary(o.store); err != nil {
+				return err
+			}
+		}
+		if o.junit != "" {
+			return cat.WriteJUnitFile(o.junit)
+		}
+		return nil
+	}
+	if err := save(); err != nil {
+		out.close()
+		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
+		return harness.ExitInput
+	}
+	saveFailed := false
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -59,73 +180,149 @@ func runCmd(args []string) int {
 		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 		<-again
 		proc.KillAll()
+		fmt.Fprintln(os.Stderr, "\ncoup: a second signal: the nodes were killed; stopping now, without a verdict (exit 3)")
 		os.Exit(harness.ExitUnknown)
 	}()
 
-	opts := harness.Options{Store: *store}
-	if !*quiet {
-		opts.Progress = os.Stdout
+	opts := harness.Options{Store: o.store}
+	if !o.quiet {
+		opts.Progress = printableLines{out}
 	}
-	worst := harness.ExitOK
-	tally := map[string]map[int]int{}
-	for _, sc := range scs {
-		tally[sc.Name] = map[int]int{}
-		for i := 0; i < *repeat; i++ {
-			if ctx.Err() != nil {
-				break
-			}
-			if *repeat > 1 {
-				fmt.Printf("%s (run %d of %d)\n", sc.File, i+1, *repeat)
-			} else {
-				fmt.Printf("%s\n", sc.File)
-			}
-			res, dir, err := harness.Run(ctx, sc, opts)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "coup: %s: %v\n", sc.File, err)
-				worst = combine(worst, harness.ExitUnknown)
-				continue
-			}
-			fmt.Print(res.Summary())
-			fmt.Printf("  store: %s\n", dir)
-			tally[sc.Name][res.ExitCode]++
-			worst = combine(worst, res.ExitCode)
+	for i, p := range plan {
+		if ctx.Err() != nil {
+			break
+		}
+		sc := runs[i]
+		out.set(func() { current = sc.Name })
+		if p.Of > 1 {
+			out.printf("%s (run %d of %d)\n", sc.File, p.Repeat, p.Of)
+		} else {
+			out.printf("%s\n", sc.File)
+		}
+		start := time.Now()
+		res, dir, err := harness.Run(ctx, sc, opts)
+		if err != nil {
+			// The run has no verdict to trust: it could not be carried
+			// out, or its results could not be saved.
+			res = nil
+			out.printf("%s: no verdict: %s (exit %d)\n", harness.Printable(sc.Name), harness.Printable(err.Error()), harness.ExitUnknown)
+		} else {
+			out.printf("%s", res.Summary())
+		}
+		if dir != "" {
+			out.printf("  store: %s\n", harness.Printable(dir))
+		}
+		run := p.Finish(res, dir, start, time.Since(start), err)
+		out.set(func() {
+			cat.Record(i, run, time.Now())
+			current = ""
+		})
+		if err := save(); err != nil && !saveFailed {
+			saveFailed = true
+			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		}
 	}
-	if *repeat > 1 || len(scs) > 1 {
-		printTally(scs, tally, *repeat)
+	interrupted := ctx.Err() != nil
+	out.set(func() { cat.Stop(interrupted, time.Now()) })
+	if err := save(); err != nil && !saveFailed {
+		saveFailed = true
+		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "coup: interrupted; the nodes were stopped and the recorded prefix checked")
-		return combine(worst, harness.ExitUnknown)
+	out.close()
+	code := cat.ExitCode
+	if saveFailed {
+		code = catalogue.Worst(code, harness.ExitUnknown)
 	}
-	return worst
+	if many {
+		printTally(&cat.Summary, code, o)
+	}
+	switch {
+	case interrupted && cat.Totals.NotRun > 0:
+		fmt.Fprintf(os.Stderr, "coup: interrupted: the nodes were stopped and the recorded prefix checked; %d of %d runs not carried out (exit %d)\n",
+			cat.Totals.NotRun, cat.Totals.Runs, code)
+	case interrupted:
+		fmt.Fprintf(os.Stderr, "coup: interrupted after the last run had been recorded; its verdict stands (exit %d)\n", code)
+	case saveFailed:
+		fmt.Fprintf(os.Stderr, "coup: the summary or JUnit file could not be written (exit %d)\n", code)
+	}
+	return code
 }
 
-// combine keeps the most serious exit code: unexpected beats unknown beats
-// as expected (input errors stop before any run).
-func combine(a, b int) int {
-	rank := map[int]int{harness.ExitOK: 0, harness.ExitUnknown: 1, harness.ExitUnexpected: 2, harness.ExitInput: 3}
-	if rank[b] > rank[a] {
-		return b
+// statusLine is the progress line: runs done of all, the counts, the
+// time, the run under way; cut to fit a narrow terminal.
+func statusLine(cat *catalogue.Catalogue, current string) string {
+	t := cat.Totals
+	done := t.Runs - t.NotRun
+	s := fmt.Sprintf("[%d/%d] %d as expected", done, t.Runs, t.AsExpected)
+	if t.Unexpected > 0 {
+		s += fmt.Sprintf(", %d unexpected", t.Unexpected)
 	}
-	return a
+	if t.Unknown > 0 {
+		s += fmt.Sprintf(", %d unknown", t.Unknown)
+	}
+	if t.FailedToStart > 0 {
+		s += fmt.Sprintf(", %d failed to start", t.FailedToStart)
+	}
+	s += fmt.Sprintf(" · %s", time.Since(cat.Started).Round(time.Second))
+	if current != "" {
+		s += " · running " + harness.Printable(current)
+	}
+	const width = 79
+	if r := []rune(s); len(r) > width {
+		s = string(r[:width-1]) + "…"
+	}
+	return s
 }
 
-func printTally(scs []*scenario.Scenario, tally map[string]map[int]int, repeat int) {
+// printTally prints, after a catalogue, each scenario's runs by outcome
+// and a last line with the totals and the exit code.
+func printTally(s *catalogue.Summary, code int, o runOptions) {
 	fmt.Println("\nsummary:")
-	for _, sc := range scs {
-		t := tally[sc.Name]
-		fmt.Printf("  %-40s %d/%d as expected", sc.Name, t[harness.ExitOK], repeat)
-		if t[harness.ExitUnexpected] > 0 {
-			fmt.Printf(", %d unexpected", t[harness.ExitUnexpected])
+	type count struct {
+		name, file                              string
+		ok, unexpected, unknown, failed, notRun int
+	}
+	var order []string
+	counts := map[string]*count{}
+	for _, r := range s.Runs {
+		c, ok := counts[r.File]
+		if !ok {
+			c = &count{name: r.Scenario, file: r.File}
+			counts[r.File] = c
+			order = append(order, r.File)
 		}
-		if t[harness.ExitUnknown] > 0 {
-			fmt.Printf(", %d unknown", t[harness.ExitUnknown])
+		switch {
+		case r.Outcome == catalogue.NotRun:
+			c.notRun++
+		case r.ExitCode == harness.ExitOK:
+			c.ok++
+		case r.ExitCode == harness.ExitUnexpected:
+			c.unexpected++
+		case r.ExitCode == harness.ExitInput:
+			c.failed++
+		default:
+			c.unknown++
 		}
-		if t[harness.ExitInput] > 0 {
-			fmt.Printf(", %d failed to start", t[harness.ExitInput])
+	}
+	for _, f := range order {
+		c := counts[f]
+		line := fmt.Sprintf("  %-40s %d/%d as expected", harness.Printable(c.name), c.ok, o.repeat)
+		for _, part := range []struct {
+			n    int
+			what string
+		}{{c.unexpected, "unexpected"}, {c.unknown, "unknown"}, {c.failed, "failed to start"}, {c.notRun, "not run"}} {
+			if part.n > 0 {
+				line += fmt.Sprintf(", %d %s", part.n, part.what)
+			}
 		}
-		fmt.Println()
+		fmt.Println(line)
+	}
+	t := s.Totals
+	fmt.Printf("%d runs: %d as expected, %d unexpected, %d unknown, %d failed to start, %d not run (exit %d)\n",
+		t.Runs, t.AsExpected, t.Unexpected, t.Unknown, t.FailedToStart, t.NotRun, code)
+	fmt.Printf("summary.json: %s\n", filepath.Join(o.store, catalogue.SummaryFile))
+	if o.junit != "" {
+		fmt.Printf("JUnit: %s\n", o.junit)
 	}
 }
 
@@ -143,7 +340,7 @@ func scenarioFiles(args []string) ([]string, error) {
 		}
 		matches, err := filepath.Glob(filepath.Join(a, "*.toml"))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", a, err)
 		}
 		if len(matches) == 0 {
 			return nil, fmt.Errorf("%s: no *.toml scenarios in this folder", a)

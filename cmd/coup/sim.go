@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,6 +24,10 @@ const simUsage = `usage: coup sim [flags] FILE
   coup sim FILE                      simulate a scenario with its seed; save it in the store
   coup sim FILE --seed S             replay seed S
   coup sim FILE --seeds N [--first]  sweep seeds S, S+1, ... S+N-1 (S: --seed, or the scenario's)
+      [--strategy random|pct[:D]|bias|portfolio] [--shard k/n] [--out RESULTS.jsonl]
+  coup sim merge RESULTS.jsonl...    combine a sweep's shards; one replay per kind of failure
+  coup sim FILE --seed S --shrink [--budget N] [--out shrunk.toml]
+                                     shrink a failing run to a smaller scenario that fails the same way
   coup sim FILE --check-determinism  run a seed twice and compare the history hashes
   coup sim --bench [--seeds N] FILE|DIR...
                                      measure deliveries per second and virtual/real time
@@ -39,11 +46,20 @@ type simFlags struct {
 	quiet       bool
 	bench       bool
 	roundTrip   bool
+	strategy    sim.Strategy
+	shrink      bool
+	budget      int
+	shard       string
+	out         string
+	budgetSet   bool
 }
 
 func simCmd(args []string) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return simMerge(args[1:])
+	}
 	var f simFlags
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs := newFlags("sim")
 	fs.Func("seed", "the seed to run (default: the scenario's)", func(s string) error {
 		_, err := fmt.Sscan(s, &f.seed)
 		f.seedSet = err == nil
@@ -57,19 +73,29 @@ func simCmd(args []string) int {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar or progress lines")
 	fs.BoolVar(&f.bench, "bench", false, "measure the simulator on scenarios (one core)")
 	fs.BoolVar(&f.roundTrip, "round-trip", false, "pass every message through the algorithm's JSON codec, as real nodes do")
-	fs.Usage = func() {
-		fmt.Fprint(os.Stderr, simUsage)
-		fs.PrintDefaults()
-	}
-	files, ok := parseInterspersed(fs, args)
+	fs.Func("strategy", "how each seed explores the scenario's open choices: random, pct[:D], bias or portfolio (default random)", func(s string) error {
+		st, err := sim.ParseStrategy(s)
+		f.strategy = st
+		return err
+	})
+	fs.BoolVar(&f.shrink, "shrink", false, "shrink the run of the seed to a smaller scenario that fails the same way, written to --out (default shrunk.toml)")
+	fs.IntVar(&f.budget, "budget", sim.DefaultBudget, "the most simulations a shrink spends")
+	fs.StringVar(&f.shard, "shard", "", "run only part k of n (k/n, from 1/n to n/n) of the sweep's seeds")
+	fs.StringVar(&f.out, "out", "", "a sweep writes each seed's result to this JSON-lines file; a shrink writes the shrunk scenario to it (default shrunk.toml)")
+	files, code, ok := parseArgs(fs, simUsage, args)
 	if !ok {
-		return harness.ExitInput
+		return code
 	}
+	fs.Visit(func(fl *flag.Flag) { f.budgetSet = f.budgetSet || fl.Name == "budget" })
 	if f.bench {
 		return simBench(f, files)
 	}
-	if len(files) != 1 || f.seeds < 0 || f.workers < 1 {
+	if len(files) != 1 || f.seeds < 0 || f.workers < 1 || f.budget < 1 {
 		fs.Usage()
+		return harness.ExitInput
+	}
+	if msg := f.conflicts(); msg != "" {
+		fmt.Fprintf(os.Stderr, "coup sim: %s\n", msg)
 		return harness.ExitInput
 	}
 	sc, err := scenario.Load(files[0])
@@ -84,8 +110,10 @@ func simCmd(args []string) int {
 	if !f.seedSet {
 		f.seed = sc.Seed
 	}
-	opts := sim.Options{RoundTrip: f.roundTrip}
+	opts := sim.Options{RoundTrip: f.roundTrip, Strategy: f.strategy}
 	switch {
+	case f.shrink:
+		return simShrink(sc, f)
 	case f.seeds > 0:
 		return simSweep(sc, f, opts)
 	case f.determinism:
@@ -94,25 +122,29 @@ func simCmd(args []string) int {
 	return simOne(sc, f, opts)
 }
 
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("coup sim FILE --seed 3").
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, bool) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, false
-		}
-		if fs.NArg() == 0 {
-			return pos, true
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+// conflicts says what is wrong with a combination of flags, or "".
+func (f *simFlags) conflicts() string {
+	switch {
+	case f.shrink && (f.seeds > 0 || f.determinism):
+		return "--shrink shrinks one seed's run: give --seed, not --seeds or --check-determinism"
+	case f.shard != "" && f.seeds == 0:
+		return "--shard splits a sweep: give --seeds N too"
+	case f.out != "" && !f.shrink && f.seeds == 0:
+		return "--out is for a sweep (--seeds N) or a shrink (--shrink)"
+	case f.budgetSet && !f.shrink:
+		return "--budget bounds a shrink: give --shrink too"
 	}
+	return ""
 }
 
-// replay is the command that replays a seed.
-func replay(sc *scenario.Scenario, seed int64) string {
-	return fmt.Sprintf("coup sim %s --seed %d", shellQuote(sc.File), seed)
+// replay is the command that replays a seed: the strategy the seed ran
+// is named unless it is random (a portfolio's seed names its turn's).
+func replay(file string, seed int64, st sim.Strategy) string {
+	cmd := fmt.Sprintf("coup sim %s --seed %d", shellQuote(file), seed)
+	if turn := st.For(seed); !turn.IsRandom() {
+		cmd += " --strategy " + turn.String()
+	}
+	return cmd
 }
 
 // shellQuote quotes a path for a shell when it needs it.
@@ -139,12 +171,19 @@ func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		fmt.Fprintf(os.Stderr, "coup: %s: %v\n", sc.File, err)
 		return harness.ExitUnknown
 	}
-	fmt.Printf("%s (simulated, seed %d)\n", sc.File, f.seed)
+	strategy := ""
+	if turn := f.strategy.For(f.seed); !turn.IsRandom() {
+		strategy = ", strategy " + turn.String()
+	}
+	fmt.Printf("%s (simulated, seed %d%s)\n", sc.File, f.seed, strategy)
 	fmt.Print(out.Results.Summary())
+	if sig := sim.Signature(out.Results); sig != "" {
+		fmt.Printf("  signature: %s\n", sig)
+	}
 	fmt.Printf("  store: %s\n", out.Dir)
 	fmt.Printf("  history sha256 %s (sha256sum of its history.jsonl)\n", short(out.Hash))
 	fmt.Printf("  simulated %s in %s: %d deliveries\n", out.Stats.Virtual, out.Wall.Round(time.Microsecond), out.Stats.Delivered)
-	fmt.Printf("  replay: %s\n", replay(sc, f.seed))
+	fmt.Printf("  replay: %s\n", replay(sc.File, f.seed, f.strategy))
 	return out.Results.ExitCode
 }
 
@@ -173,17 +212,68 @@ type sweepTally struct {
 	violating                                     []int64 // seeds with a violation
 	violatingHash                                 string  // the first one's history hash
 	nondeterministic                              []int64
+	kinds                                         []*failureKind // by signature, in order of first seed
 	figs                                          sim.Figures
 }
 
-// simSweep simulates seeds f.seed .. f.seed+f.seeds-1 and reports every
-// seed not as expected, with the command that replays it.
+// failureKind is the seeds of a sweep that failed one way.
+type failureKind struct {
+	signature  string
+	asExpected bool
+	seeds      int
+	first      int64
+	hash       string
+}
+
+// kind counts a failing seed under its signature.
+func (t *sweepTally) kind(sig string, asExpected bool, seed int64, hash string) {
+	for _, k := range t.kinds {
+		if k.signature == sig {
+			k.seeds++
+			return
+		}
+	}
+	t.kinds = append(t.kinds, &failureKind{signature: sig, asExpected: asExpected, seeds: 1, first: seed, hash: hash})
+}
+
+// simSweep simulates the sweep's seeds (f.seed .. f.seed+f.seeds-1, or
+// its shard's part of them), reports every seed not as expected with the
+// command that replays it and how findable each kind of failure is, and
+// writes each seed's result with --out.
 func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
-	last := f.seed + int64(f.seeds) - 1
-	fmt.Printf("%s: sweeping seeds %d..%d (%d workers)\n", sc.File, f.seed, last, f.workers)
+	from, count := f.seed, f.seeds
+	shard, shards := 1, 1
+	if f.shard != "" {
+		var err error
+		if shard, shards, err = sim.ParseShard(f.shard); err != nil {
+			fmt.Fprintf(os.Stderr, "coup sim: --shard: %v\n", err)
+			return harness.ExitInput
+		}
+		from, count = sim.Shard(f.seed, f.seeds, shard, shards)
+	}
+	var results *sim.SweepWriter
+	if f.out != "" {
+		w, closeOut, err := sweepOutput(sc, f, shard, shards, from, count)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "coup sim: %v\n", err)
+			return harness.ExitInput
+		}
+		defer closeOut()
+		results = w
+	}
+	last := from + int64(count) - 1
+	strategy := ""
+	if !f.strategy.IsRandom() {
+		strategy = ", strategy " + f.strategy.String()
+	}
+	if shards > 1 {
+		fmt.Printf("%s: shard %d/%d: sweeping seeds %d..%d of %d..%d (%d workers%s)\n", sc.File, shard, shards, from, last, f.seed, f.seed+int64(f.seeds)-1, f.workers, strategy)
+	} else {
+		fmt.Printf("%s: sweeping seeds %d..%d (%d workers%s)\n", sc.File, from, last, f.workers, strategy)
+	}
 	expectsViolation := !sc.Expect.ExpectValid()
 	var t sweepTally
-	bar := newProgress(os.Stderr, f.seeds, f.quiet)
+	bar := newProgress(os.Stderr, count, f.quiet)
 	start := time.Now()
 	// Seeds not as expected because of a violation or an undecided check
 	// are printed with their first note, the first few of them; seeds
@@ -207,23 +297,40 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		}
 		return out, err
 	}
-	sim.Seeds(f.seed, f.seeds, f.workers, run, func(seed int64, out *sim.Outcome, err error) bool {
+	sim.Seeds(from, count, f.workers, run, func(seed int64, out *sim.Outcome, err error) bool {
 		t.done++
+		rec := sim.SeedResult{Seed: seed}
+		if f.strategy.Name == sim.Portfolio {
+			rec.Strategy = f.strategy.For(seed).String()
+		}
 		defer func() {
+			if results != nil {
+				results.Seed(rec)
+				if t.done%256 == 0 || rec.Failed() {
+					results.Flush()
+				}
+			}
 			sim.Recycle(out) // its history is no longer needed: the next seed records into it
 			bar.update(t.done, len(t.failing))
 		}()
 		if err != nil {
 			t.broken++
 			t.failing = append(t.failing, seed)
+			rec.Error = err.Error()
 			bar.printf("seed %d: %v\n", seed, err)
 			return !f.first
 		}
 		t.figs.AddOutcome(out)
 		res := out.Results
+		rec.Valid, rec.Outcome = res.Valid.String(), res.Outcome
+		if rec.Signature = sim.Signature(res); rec.Signature != "" {
+			rec.Hash = sim.Hash(out.History.Events)
+			rec.Note = strings.TrimPrefix(firstNote(res), ": ")
+			t.kind(rec.Signature, res.Outcome == harness.AsExpected, seed, rec.Hash)
+		}
 		if res.Valid == checks.False {
 			if len(t.violating) == 0 {
-				t.violatingHash = sim.Hash(out.History.Events)
+				t.violatingHash = rec.Hash
 			}
 			t.violating = append(t.violating, seed)
 		}
@@ -244,12 +351,18 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		if res.Valid != checks.True && shown < detailed {
 			shown++
 			bar.printf("seed %d: valid=%s, %s%s\n  replay: %s   (history sha256 %s)\n",
-				seed, res.Valid, res.Outcome, firstNote(res), replay(sc, seed), short(sim.Hash(out.History.Events)))
+				seed, res.Valid, res.Outcome, firstNote(res), replay(sc.File, seed, f.strategy), short(rec.Hash))
 		}
 		return !f.first
 	})
 	bar.done()
 	wall := time.Since(start)
+	if results != nil {
+		if err := results.End(t.done); err != nil {
+			fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", f.out, err)
+			return harness.ExitUnknown
+		}
+	}
 
 	fmt.Printf("%d seeds in %s: %d as expected, %d unexpected, %d unknown", t.done, wall.Round(time.Millisecond), t.asExpected, t.unexpected, t.unknown)
 	if t.broken > 0 {
@@ -264,12 +377,13 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 			fmt.Printf("the expected violation occurred at no seed\n")
 		} else {
 			fmt.Printf("the expected violation (valid=false) occurred at %d seeds: %s\n", len(t.violating), seedList(t.violating))
-			fmt.Printf("  replay the first: %s   (history sha256 %s)\n", replay(sc, t.violating[0]), short(t.violatingHash))
+			fmt.Printf("  replay the first: %s   (history sha256 %s)\n", replay(sc.File, t.violating[0], f.strategy), short(t.violatingHash))
 		}
 	}
 	if len(t.failing) > 0 {
-		fmt.Printf("replay the first seed not as expected: %s\n", replay(sc, t.failing[0]))
+		fmt.Printf("replay the first seed not as expected: %s\n", replay(sc.File, t.failing[0], f.strategy))
 	}
+	printFindability(t.kinds, t.done, func(k *failureKind) string { return replay(sc.File, k.first, f.strategy) })
 	if f.determinism {
 		if len(t.nondeterministic) > 0 {
 			fmt.Printf("NOT deterministic at %d seeds: %s\n", len(t.nondeterministic), seedList(t.nondeterministic))
@@ -279,6 +393,9 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	}
 	fmt.Printf("simulated %d deliveries and %s of virtual time in %s (%.0f deliveries/s with the checks, on %d workers)\n",
 		t.figs.Delivered, t.figs.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond), float64(t.figs.Delivered)/wall.Seconds(), f.workers)
+	if f.out != "" {
+		fmt.Printf("results of every seed: %s\n", f.out)
+	}
 
 	code := harness.ExitOK
 	switch {
@@ -288,6 +405,69 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		code = harness.ExitUnknown
 	}
 	return code
+}
+
+// printFindability says, for each kind of failure, how often the sweep
+// found it and how many seeds a fix must survive.
+func printFindability(kinds []*failureKind, seeds int, replayOf func(*failureKind) string) {
+	if len(kinds) == 0 {
+		fmt.Printf("findability: no seed failed; %s\n", sim.Findability{Found: 0, Seeds: seeds})
+		return
+	}
+	fmt.Printf("findability, by kind of failure (signature):\n")
+	for _, k := range kinds {
+		what := "not as expected"
+		if k.asExpected {
+			what = "as expected"
+		}
+		fmt.Printf("  %s (%s)\n    %s\n", k.signature, what, sim.Findability{Found: k.seeds, Seeds: seeds})
+		fmt.Printf("    replay: %s   (history sha256 %s)\n", replayOf(k), short(k.hash))
+	}
+}
+
+// sweepOutput creates the results file of a sweep and writes its header.
+func sweepOutput(sc *scenario.Scenario, f simFlags, shard, shards int, from int64, count int) (*sim.SweepWriter, func(), error) {
+	src, err := os.ReadFile(sc.File)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", sc.File, err)
+	}
+	sum := sha256.Sum256(src)
+	out, err := os.Create(f.out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	w := sim.NewSweepWriter(out, sim.SweepHeader{
+		File: sc.File, SHA256: hex.EncodeToString(sum[:]), Scenario: sc.Name, Strategy: f.strategy.String(),
+		From: f.seed, Seeds: f.seeds, Shard: shard, Shards: shards, ShardFrom: from, ShardSeeds: count, Build: build(),
+	})
+	return w, func() { out.Close() }, w.Flush()
+}
+
+// build names this coup build: its module version or commit (marked
+// "+dirty" when built from a changed tree) and the Go release.
+func build() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return runtime.Version()
+	}
+	version := info.Main.Version
+	var rev string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		version = rev
+		if dirty {
+			version += "+dirty"
+		}
+	}
+	return version + " " + info.GoVersion
 }
 
 // raise sets x to v if v is more.

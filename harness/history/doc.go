@@ -21,6 +21,7 @@
 //	op       process, type (invoke|ok|fail|info), f, node, value
 //	nemesis  what (the fault), phase (start|end), nodes, name (which fault and occurrence: "faults[2]#1"), detail
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
+//	refused  node, what (output|line|report|reply|dest|…), detail
 //	end      (the run finished normally; absent when it was killed)
 //
 // A corrupt event precedes the delivery of a copy whose body the nemesis
@@ -29,6 +30,12 @@
 // so only an end-to-end check can tell), and body holds the altered body
 // when messages are recorded. Corrupt events are recorded whether or not
 // the other message events are.
+//
+// A refused event says that the harness refused something a node wrote: a
+// line that is not a message, a line too long to read, a report that is not
+// one, an answer to a client that the client's request did not go to, or a
+// message to nobody. The first few of each class from each node are
+// recorded; all are counted on the end event.
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

@@ -14,6 +14,10 @@ const (
 	KindNemesis Kind = "nemesis"
 	KindMsg     Kind = "msg"
 	KindEnd     Kind = "end"
+	// KindRefused: the harness refused something a node wrote (a forged
+	// or stray client answer, an unparsable or over-long line, a bad
+	// report); what is the class, detail says what and why.
+	KindRefused Kind = "refused"
 )
 
 // Process event whats: the life of a node process.

@@ -1,62 +1,13 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 )
-
-// History is a history read back, with the meta event split out.
-type History struct {
-	Meta   Meta
-	Events []Event
-	// Bad lists the lines that could not be parsed (for example the last,
-	// half-written line of a killed run). They are skipped, not fatal.
-	Bad []BadLine
-	// Ended is true when the history has an end event: the run finished.
-	Ended bool
-}
-
-// BadLine is a history line that could not be parsed.
-type BadLine struct {
-	Line int    `json:"line"`
-	Err  string `json:"error"`
-}
-
-// End returns the time of the last event.
-func (h *History) End() int64 {
-	if len(h.Events) == 0 {
-		return 0
-	}
-	return h.Events[len(h.Events)-1].Time
-}
-
-// FromEvents builds a History from recorded events (the first must be meta).
-func FromEvents(events []Event) (*History, error) {
-	h := &History{}
-	for i := range events {
-		h.add(events[i])
-	}
-	if h.Meta.Algorithm == "" && h.Meta.Scenario == "" {
-		return nil, fmt.Errorf("history has no meta event")
-	}
-	return h, nil
-}
-
-func (h *History) add(e Event) {
-	switch e.Kind {
-	case KindMeta:
-		if e.Meta != nil {
-			h.Meta = *e.Meta
-		}
-	case KindEnd:
-		h.Ended = true
-	}
-	h.Events = append(h.Events, e)
-}
 
 // ReadFile reads a history file.
 func ReadFile(path string) (*History, error) {
@@ -72,16 +23,32 @@ func ReadFile(path string) (*History, error) {
 	return h, nil
 }
 
-// Read reads a history from r. Lines that do not parse are recorded in Bad
-// and skipped; a history without a meta event is an error.
+// MaxLine is the longest history line Read parses; a longer one is
+// skipped, like an unparsable one. A coup recorder bounds what a node can
+// put into one event far below it.
+const MaxLine = 16 << 20
+
+// Read reads a history from r. Lines that do not parse, or are longer than
+// MaxLine, are recorded in Bad and skipped; a history without a meta event
+// is an error.
 func Read(r io.Reader) (*History, error) {
-	h := &History{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	h := &History{compact: true}
+	lines := NewLineReader(r, MaxLine)
 	line := 0
-	for sc.Scan() {
+	for {
+		b, n, long, err := lines.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("read history: %w", err)
+		}
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		if long {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("line of %d bytes, longer than the %d a history line may have", n, MaxLine)})
+			continue
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
@@ -90,12 +57,13 @@ func Read(r io.Reader) (*History, error) {
 			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
 			continue
 		}
-		h.add(e)
+		if e.Time < 0 || e.Time > MaxTime {
+			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("time %d is outside [0, %d], the times a run can have", e.Time, int64(MaxTime))})
+			continue
+		}
+		h.Add(e)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	if len(h.Events) == 0 || h.Events[0].Kind != KindMeta {
+	if first, ok := h.first(); !ok || first.Kind != KindMeta {
 		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
 	}
 	return h, nil

@@ -22,7 +22,8 @@ func WallClock() Clock {
 
 // Recorder appends events to a history. It assigns each event its index and
 // its time under one lock, writes it as one JSON line, and keeps it in
-// memory for the checks. It is safe for concurrent use.
+// memory for the checks, in a compact history. It is safe for concurrent
+// use.
 //
 // Writes are buffered and flushed at least every FlushEvery, so a run that is
 // killed leaves a checkable prefix; Close flushes the rest.
@@ -30,8 +31,7 @@ type Recorder struct {
 	mu     sync.Mutex
 	clock  Clock
 	w      *bufio.Writer
-	events []Event
-	keep   bool
+	h      *History // nil when not keeping events
 	err    error
 	closed bool
 	last   int64
@@ -47,7 +47,10 @@ const FlushEvery = 20 * time.Millisecond
 // NewRecorder returns a recorder that writes to w (which may be nil) and, when
 // keep is true, keeps every event in memory.
 func NewRecorder(w io.Writer, clock Clock, keep bool) *Recorder {
-	r := &Recorder{clock: clock, keep: keep}
+	r := &Recorder{clock: clock}
+	if keep {
+		r.h = NewCompact()
+	}
 	if w != nil {
 		r.w = bufio.NewWriterSize(w, 64<<10)
 		r.stop = make(chan struct{})
@@ -104,8 +107,8 @@ func (r *Recorder) Record(e Event) Event {
 }
 
 func (r *Recorder) append(e Event) {
-	if r.keep {
-		r.events = append(r.events, e)
+	if r.h != nil {
+		r.h.Add(e)
 	}
 	r.n++
 	if r.w != nil && r.err == nil {
@@ -124,12 +127,35 @@ func (r *Recorder) append(e Event) {
 	}
 }
 
-// Events returns the events recorded so far (only when keep was true). The
-// slice must not be modified.
+// Events returns a copy of the events recorded so far (only when keep was
+// true), every one in a slice: for tests and small histories.
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.events[:len(r.events):len(r.events)]
+	if r.h == nil {
+		return nil
+	}
+	out := make([]Event, 0, r.h.Len())
+	for e := range r.h.All() {
+		out = append(out, *e)
+	}
+	return out
+}
+
+// History returns the history recorded (only when keep was true), once
+// the recorder is closed.
+func (r *Recorder) History() (*History, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.h == nil:
+		return nil, fmt.Errorf("the recorder kept no events")
+	case !r.closed:
+		return nil, fmt.Errorf("the recorder is still recording")
+	case r.h.Meta.Algorithm == "" && r.h.Meta.Scenario == "":
+		return nil, fmt.Errorf("history has no meta event")
+	}
+	return r.h, nil
 }
 
 // Now returns the recorder's current time without recording anything.

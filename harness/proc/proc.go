@@ -1,10 +1,20 @@
 // Package proc starts and controls node processes: each in its own process
-// group, killed with the harness (Linux's parent-death signal), with stdin
-// and stdout as pipes and stderr written straight to a log file.
+// group, with stdin and stdout as pipes and stderr written straight to a
+// log file.
 //
 // Every process the package starts is tracked until it has been waited for,
 // so KillAll can end them all, whatever state they are in (a stopped
-// process is killed too).
+// process is killed too). Signals go to the whole process group, so a node
+// started through a wrapper (sh -c "…") is paused, resumed and killed with
+// everything the wrapper started, as long as none of it leaves the group
+// (setsid, setpgid).
+//
+// The harness may itself be killed with SIGKILL, when it can clean up
+// nothing. Then each node's own process dies with it (Linux's parent-death
+// signal), and a reaper kills what is left of each node's group: a small
+// shell, started with the first node, in its own group, that is told of
+// every group that starts and ends and, when its input closes because the
+// harness has gone, kills the groups still running.
 package proc
 
 import (
@@ -74,6 +84,7 @@ func Start(s Spec) (*Proc, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
 	live[p] = true
+	reaper.watch(p.Pid())
 	return p, nil
 }
 
@@ -85,6 +96,10 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 func (p *Proc) Wait() (*os.ProcessState, error) {
 	p.once.Do(func() {
 		err := p.cmd.Wait()
+		// What the process left in its group (a wrapper's children) goes
+		// with it.
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		reaper.forget(p.Pid())
 		mu.Lock()
 		p.state, p.err = p.cmd.ProcessState, err
 		delete(live, p)

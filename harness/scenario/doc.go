@@ -3,6 +3,14 @@
 // what the workload asks, which checks to run and what verdict to expect.
 //
 // Load rejects unknown keys and bad values with an *Error that names the
-// file, the line and column, and the field (such as "faults[1].target").
+// file, the line and column, and the field (such as "faults[1].target"),
+// and, for a misspelt key or named value, the nearest known one (Suggest).
+// The keys are read off the toml tags of Scenario and the types it holds,
+// so a key added to a struct is known at once.
+//
+// Overrides (ParseSet, NewOverride: the command line's --set and --seed)
+// are decoded over the file's keys and go through the same validation; an
+// error about one names the flag instead of a line.
+//
 // The schema, with an example of every key, is docs/scenarios.md.
 package scenario

@@ -14,16 +14,22 @@ import (
 
 // Error is a bad scenario: the file, where in it, the field and what is
 // wrong. Line and Col are 0 when the problem has no place (the file cannot
-// be read).
+// be read, or the value came from the command line).
 type Error struct {
 	File  string
 	Line  int
 	Col   int
 	Field string
 	Msg   string
+	// Flag is set when the bad value came from the command line: the
+	// override as written ("--set nodes=0").
+	Flag string
 }
 
 func (e *Error) Error() string {
+	if e.Flag != "" {
+		return fmt.Sprintf("%s: %s (scenario %s)", e.Flag, e.Msg, e.File)
+	}
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -38,18 +44,20 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Load reads, decodes and validates a scenario file.
-func Load(path string) (*Scenario, error) {
+// Load reads, decodes and validates a scenario file, with the overrides
+// of the command line applied over the file's keys, in order.
+func Load(path string, sets ...Override) (*Scenario, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", errors.Unwrap(err))}
 	}
-	return Parse(path, string(src))
+	return Parse(path, string(src), sets...)
 }
 
-// Parse decodes and validates a scenario from its text; path is used for
+// Parse decodes and validates a scenario from its text, with the
+// overrides applied over the file's keys, in order; path is used for
 // errors and the default name.
-func Parse(path, src string) (*Scenario, error) {
+func Parse(path, src string, sets ...Override) (*Scenario, error) {
 	s := &Scenario{File: path, loc: newLocator(src)}
 	md, err := toml.Decode(src, s)
 	if err != nil {
@@ -57,9 +65,24 @@ func Parse(path, src string) (*Scenario, error) {
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := s.indexed(undecoded[0])
-		return nil, s.errorf(key, "unknown key (see docs/scenarios.md for the keys a scenario may have)")
+		msg := "unknown key"
+		if sug := suggestKey(strings.Join(undecoded[0], ".")); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", indexedSuggestion(key, sug))
+		}
+		return nil, s.errorf(key, "%s; docs/scenarios.md lists the keys a scenario may have", msg)
 	}
-	if !md.IsDefined("seed") {
+	seedSet := md.IsDefined("seed")
+	for i := range sets {
+		if sets[i].parts == nil {
+			return nil, fmt.Errorf("%s: not made by ParseSet or NewOverride", sets[i].Flag)
+		}
+		if err := s.apply(&sets[i]); err != nil {
+			return nil, err
+		}
+		s.sets = append(s.sets, sets[i])
+		seedSet = seedSet || sets[i].Key == "seed"
+	}
+	if !seedSet {
 		s.Seed = 1
 	}
 	if s.Name == "" {
@@ -115,8 +138,17 @@ func (s *Scenario) indexed(k toml.Key) string {
 
 // errorf makes an *Error for the field at path, positioned where the field
 // (or its closest written parent) is in the file.
+// When the command line set the field, the error names the flag instead;
+// when it set others, the message says so, since they may be the cause.
 func (s *Scenario) errorf(path, format string, args ...any) *Error {
 	e := &Error{File: s.File, Field: path, Msg: fmt.Sprintf(format, args...)}
+	if o := s.overrideAt(path); o != nil {
+		e.Flag = o.Flag
+		return e
+	}
+	if len(s.sets) > 0 {
+		e.Msg += " (with " + s.flags() + ")"
+	}
 	if pos, ok := s.loc.find(path); ok {
 		e.Line, e.Col = pos.Line, pos.Col
 	} else {

@@ -58,6 +58,7 @@ type Scenario struct {
 
 	loc     *locator
 	nemesis []nemesis.Fault
+	sets    []Override // the command line's overrides, applied
 }
 
 // Network is the base behaviour of every link, before faults.
@@ -235,13 +236,20 @@ type Duration struct {
 	err error
 }
 
+// MaxDuration is the longest duration a scenario may give any key: longer
+// than any run, and short enough that a time plus a bound never overflows.
+const MaxDuration = 1000 * time.Hour
+
 // UnmarshalText records the text; it never fails, so that validation can
 // report the error with the field's position.
 func (d *Duration) UnmarshalText(b []byte) error {
 	d.Raw, d.Set = string(b), true
 	d.D, d.err = time.ParseDuration(d.Raw)
-	if d.err == nil && d.D < 0 {
+	switch {
+	case d.err == nil && d.D < 0:
 		d.err = fmt.Errorf("negative")
+	case d.err == nil && d.D > MaxDuration:
+		d.err = fmt.Errorf("too long")
 	}
 	return nil
 }

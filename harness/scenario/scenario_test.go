@@ -83,6 +83,7 @@ func TestBadScenarios(t *testing.T) {
 		{"bad duration", `duration = "300ms"`, `duration = "300 ms"`, 4, "duration", "bad duration"},
 		{"duration without unit", `latency = "2ms"`, `latency = 2`, 8, "network.latency", "bad duration"},
 		{"negative duration", `at = "50ms"`, `at = "-5ms"`, 16, "faults[0].at", "negative"},
+		{"duration too long", "", "[checks]\nstabilisation = \"2562047h\"", 22, "checks.stabilisation", "longer than the 1000h0m0s"},
 		{"no nodes", `nodes = 5`, `nodes = 0`, 3, "nodes", "at least 1"},
 		{"nodes not a number", `nodes = 5`, `nodes = "five"`, 3, "nodes", "incompatible types"},
 		{"unknown algorithm", `algorithm = "chang-roberts"`, `algorithm = "chang-robert"`, 2, "algorithm", "unknown algorithm"},

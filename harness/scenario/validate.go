@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -27,8 +28,9 @@ const (
 	DefaultHold = 10 * time.Millisecond
 	// MaxClients bounds the lock workload's clients.
 	MaxClients = 1000
-	// MaxNodes bounds the number of node processes of one run.
-	MaxNodes = 512
+	// MaxNodes bounds the number of node processes of one run; `coup
+	// bench` measures a run of this many.
+	MaxNodes = 1000
 )
 
 // validate checks every field in file order and fills in defaults. It
@@ -39,7 +41,7 @@ func (s *Scenario) validate() error {
 			return s.errorf("algorithm", "missing: name a built-in algorithm (%s) or give a command", strings.Join(algorithms.Names(), ", "))
 		}
 		if _, ok := algorithms.Lookup(s.Algorithm); !ok {
-			return s.errorf("algorithm", "unknown algorithm %q (known: %s)", s.Algorithm, strings.Join(algorithms.Names(), ", "))
+			return s.errorf("algorithm", "%s", unknownMsg("algorithm", s.Algorithm, algorithms.Names()))
 		}
 	} else if len(s.Command) == 0 || s.Command[0] == "" {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
@@ -98,8 +100,11 @@ func (s *Scenario) duration(path string, d *Duration, def time.Duration, positiv
 		return nil
 	}
 	if d.err != nil {
-		if d.err.Error() == "negative" {
+		switch d.err.Error() {
+		case "negative":
 			return s.errorf(path, "negative duration %q", d.Raw)
+		case "too long":
+			return s.errorf(path, "duration %q is longer than the %s a scenario may give", d.Raw, MaxDuration)
 		}
 		return s.errorf(path, "bad duration %q: write a number with a unit, like \"150ms\" or \"2s\"", d.Raw)
 	}
@@ -152,8 +157,21 @@ func (s *Scenario) node(path, name string) error {
 			return nil
 		}
 	}
-	return s.errorf(path, "%q names no node: this scenario has %s", name, s.nodeRange())
+	return s.errorf(path, "%q names no node: this scenario has %s%s", name, s.nodeRange(), s.suggestNode(name, nil))
 }
+
+// suggestNode is a did-you-mean for a name that is no node, among the
+// node names and extra words: "N2" may mean n2, but "n9" in a scenario of
+// five nodes is no misspelling.
+func (s *Scenario) suggestNode(name string, extra []string) string {
+	known := append(slices.Clone(extra), s.NodeNames()...)
+	if nodeLike.MatchString(name) {
+		known = extra
+	}
+	return DidYouMean(name, known)
+}
+
+var nodeLike = regexp.MustCompile(`^n[0-9]+$`)
 
 func (s *Scenario) nodeRange() string {
 	if s.Nodes == 1 {
@@ -187,7 +205,7 @@ func (s *Scenario) validateWorkload() error {
 		}
 	case "election", "mutex", "none":
 	default:
-		return s.errorf("workload.kind", "unknown workload %q (known: election, mutex, none)", w.Kind)
+		return s.errorf("workload.kind", "%s", unknownMsg("workload", w.Kind, []string{"election", "mutex", "none"}))
 	}
 	if err := s.duration("workload.at", &w.At, 0, false); err != nil {
 		return err
@@ -264,7 +282,7 @@ func (s *Scenario) validateFault(i int) error {
 	}
 	kind := nemesis.Kind(f.Kind)
 	if !slices.Contains(nemesis.Kinds, kind) {
-		return s.errorf(at+".kind", "unknown fault %q (known: %s)", f.Kind, kindNames())
+		return s.errorf(at+".kind", "%s", unknownMsg("fault", f.Kind, kindList()))
 	}
 	if kind == nemesis.Clock && s.Command != nil {
 		return s.errorf(at+".kind", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
@@ -297,7 +315,7 @@ func (s *Scenario) validateFault(i int) error {
 	if err := nf.Check(s.NodeNames(), s.Duration.D); err != nil {
 		var fe *nemesis.FieldError
 		if errors.As(err, &fe) {
-			return s.errorf(at+"."+fe.Field, "%s", fe.Msg)
+			return s.errorf(at+"."+fe.Field, "%s%s", fe.Msg, s.faultSuggestion(f, fe.Field))
 		}
 		return s.errorf(at, "%v", err)
 	}
@@ -305,12 +323,51 @@ func (s *Scenario) validateFault(i int) error {
 	return nil
 }
 
-func kindNames() string {
-	names := make([]string, len(nemesis.Kinds))
-	for i, k := range nemesis.Kinds {
-		names[i] = string(k)
+func kindNames() string { return strings.Join(kindList(), ", ") }
+
+func kindList() []string { return names(nemesis.Kinds) }
+
+// names converts a list of string-like values.
+func names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
-	return strings.Join(names, ", ")
+	return out
+}
+
+// faultSuggestion is a did-you-mean for the value of a fault's field that
+// the nemesis refused, or "".
+func (s *Scenario) faultSuggestion(f *Fault, field string) string {
+	switch field {
+	case "shape":
+		return DidYouMean(f.Shape, names(nemesis.Shapes))
+	case "distribution":
+		return DidYouMean(f.Distribution, names(nemesis.Distributions))
+	case "mode":
+		return DidYouMean(f.Mode, names(nemesis.Modes))
+	case "direction":
+		return DidYouMean(f.Direction, []string{"both", "out", "in"})
+	case "target":
+		for _, n := range f.Target.Names {
+			if !slices.Contains(s.NodeNames(), n) {
+				return s.suggestNode(n, names(nemesis.Picks))
+			}
+		}
+	case "when.node":
+		if f.When != nil {
+			return s.suggestNode(f.When.Node, nil)
+		}
+	case "groups":
+		for _, g := range f.Groups {
+			for _, n := range g {
+				if !slices.Contains(s.NodeNames(), n) {
+					return s.suggestNode(n, nil)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // written lists the kind-specific keys the fault sets.
@@ -370,7 +427,7 @@ func (s *Scenario) validateChecks() error {
 	}
 	for _, name := range c.Run {
 		if _, ok := checks.Lookup(name); !ok {
-			return s.errorf("checks.run", "unknown check %q (known: %s)", name, strings.Join(checkNames(), ", "))
+			return s.errorf("checks.run", "%s", unknownMsg("check", name, checkNames()))
 		}
 	}
 	if err := s.duration("checks.termination", &c.Termination, s.Recovery.D, true); err != nil {
@@ -399,7 +456,7 @@ func (s *Scenario) validateExpect() error {
 			found = found || r == v
 		}
 		if !found {
-			return s.errorf("expect.violations", "%q is not among the checks this scenario runs (%s)", v, strings.Join(s.Checks.Run, ", "))
+			return s.errorf("expect.violations", "%q is not among the checks this scenario runs (%s)%s", v, strings.Join(s.Checks.Run, ", "), DidYouMean(v, s.Checks.Run))
 		}
 	}
 	if e.ExpectValid() && len(e.Violations) > 0 {
@@ -426,7 +483,7 @@ func (s *Scenario) validateElects() error {
 		}
 	case "max", "min", "any":
 	default:
-		return s.errorf("elects", "unknown rule %q (known: max, min, any)", s.Elects)
+		return s.errorf("elects", "%s", unknownMsg("rule", s.Elects, []string{"max", "min", "any"}))
 	}
 	return nil
 }

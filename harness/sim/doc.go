@@ -40,6 +40,21 @@
 // event, and Twice checks it. Seeds sweeps many seeds in parallel; each
 // Sim is independent.
 //
+// A Strategy decides how a seed explores what the scenario leaves open:
+// Random (uniform choices, the histories seeds always gave), PCT (node
+// priorities place each delivery at the earliest or the latest time the
+// network allows and order simultaneous items, with change points), Bias
+// (scheduled faults held until a node's belief changes), or a Portfolio
+// of the three by seed. The same seed and strategy give the same history.
+//
+// Around the runs: Signature names how a run failed, so that runs failing
+// the same way are counted together; Findability says how often a sweep
+// found a failure and how many seeds a fix must survive; Shrink searches
+// for a smaller scenario with the same signature (delta debugging over
+// faults, nodes and durations, each candidate simulated, within a budget);
+// Shard, SweepWriter, ReadSweep and Merge split a sweep's seeds across
+// machines and put the results back together.
+//
 // Algorithm tests may use a Sim as their network (New, RunUntil, Leaders,
 // Crash, Pause, ...): the same fault model as scenarios, with no process.
 //

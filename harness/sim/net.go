@@ -42,6 +42,9 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 			}
 		}
 	}
+	if s.pct != nil {
+		s.pct.sending(from.index, s.now)
+	}
 	fate := s.nem.DecideInto(s.copies, nemesis.Msg{Link: link, Type: mtype, Body: body}, s.now)
 	s.copies = fate.Copies
 	for range len(fate.Copies) - 1 {

@@ -25,6 +25,7 @@ const (
 type item struct {
 	at   time.Duration
 	seq  uint64
+	prio int32 // the strategy's tie-break: lower first at the same time (0 under Random)
 	kind kind
 	to   int32 // the node it happens at (deliveries, timers, requests)
 	from int32 // the sender of a delivery
@@ -49,7 +50,8 @@ type extra struct {
 	fn   func()
 }
 
-// queue is a min-heap of items by time, ties in push order. The heap
+// queue is a min-heap of items by time, ties by the strategy's priority
+// (none under Random), then in push order. The heap
 // orders small keys that hold no pointers; the items themselves stay in a
 // slab, written once when pushed and read once when popped, so that moving
 // keys up and down the heap costs the collector nothing. It is a 4-ary
@@ -65,6 +67,7 @@ type key struct {
 	at   time.Duration
 	seq  uint64
 	slot int32
+	prio int32
 }
 
 func (q *queue) len() int { return len(q.keys) }
@@ -75,6 +78,9 @@ func (q *queue) next() time.Duration { return q.keys[0].at }
 func less(a, b *key) bool {
 	if a.at != b.at {
 		return a.at < b.at
+	}
+	if a.prio != b.prio {
+		return a.prio < b.prio
 	}
 	return a.seq < b.seq
 }
@@ -89,7 +95,7 @@ func (q *queue) push(it item) {
 		slot = int32(len(q.slab))
 		q.slab = append(q.slab, it)
 	}
-	q.keys = append(q.keys, key{at: it.at, seq: it.seq, slot: slot})
+	q.keys = append(q.keys, key{at: it.at, seq: it.seq, slot: slot, prio: it.prio})
 	h := q.keys
 	i := len(h) - 1
 	for i > 0 {

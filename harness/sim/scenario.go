@@ -74,6 +74,9 @@ type Options struct {
 	// RoundTrip passes every message through the algorithm's codec
 	// (Config.RoundTrip).
 	RoundTrip bool
+	// Strategy is how the run explores the scenario's open choices
+	// (Config.Strategy; the zero value is Random).
+	Strategy Strategy
 }
 
 // Outcome is one simulated run of a scenario, judged.
@@ -103,7 +106,7 @@ func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	cfg.RoundTrip, cfg.EventsHint = opts.RoundTrip, opts.EventsHint
+	cfg.RoundTrip, cfg.EventsHint, cfg.Strategy = opts.RoundTrip, opts.EventsHint, opts.Strategy
 	out := &Outcome{Seed: seed}
 	var hf *os.File
 	var bw *bufio.Writer

@@ -77,6 +77,9 @@ type Config struct {
 	// then decode) as a real node would, instead of passing the value. It
 	// is slower; a run must give the same history with or without it.
 	RoundTrip bool
+	// Strategy is how the run explores the choices the scenario leaves
+	// open (the zero value: Random, uniform random choices).
+	Strategy Strategy
 }
 
 // Span is a range of durations, [Min, Max).
@@ -117,6 +120,10 @@ type Sim struct {
 	msgID  int64
 	copies []nemesis.Copy // the fates' buffer, reused
 	gen    uint64         // timer generations
+
+	// The strategy's state: nil under Random.
+	pct  *pct
+	bias *bias
 
 	// The nemesis driver: events it has yet to observe, actions and
 	// cluster operations it has yet to carry out, and whether it waits for
@@ -185,10 +192,21 @@ func New(cfg Config) (*Sim, error) {
 		}
 	}
 	s.rec = newRecorder(cfg.History, func() int64 { return int64(s.now) }, cfg.EventsHint)
-	s.nem = nemesis.New(nemesis.Config{
+	ncfg := nemesis.Config{
 		Nodes: cfg.Nodes, Faults: cfg.Faults, Duration: cfg.Duration, Seed: cfg.Seed,
 		Latency: cfg.Latency, Jitter: cfg.Jitter, FIFO: cfg.FIFO,
-	})
+	}
+	switch st := cfg.Strategy.For(cfg.Seed); st.Name {
+	case "", Random:
+	case PCT:
+		s.pct = newPCT(cfg.Seed, len(cfg.Nodes), st.Depth, cfg.Duration+cfg.Recovery)
+		ncfg.Spread = s.spreadFunc()
+	case Bias:
+		s.bias = newBias(cfg.Faults)
+	default:
+		return nil, fmt.Errorf("%w: unknown strategy %q", ErrBadConfig, st.Name)
+	}
+	s.nem = nemesis.New(ncfg)
 	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]*pendingOp{}}
 	return s, nil
 }
@@ -210,6 +228,9 @@ func (s *Sim) Start() {
 	s.watching = true
 	if s.cfg.Meta != nil {
 		s.record(history.Event{Kind: history.KindMeta, Meta: s.cfg.Meta})
+	}
+	if st := s.cfg.Strategy.For(s.cfg.Seed); !st.IsRandom() {
+		s.logf("strategy %s (seed %d)", st, s.cfg.Seed)
 	}
 	for _, n := range s.nodes {
 		n.start()
@@ -241,7 +262,7 @@ func (s *Sim) RunUntil(t time.Duration) {
 			next = s.q.next()
 		}
 		if !s.blocked && s.watching {
-			if at, ok := s.nem.Next(); ok && at <= next {
+			if at, ok := s.nemesisNext(); ok && at <= next {
 				if at >= t {
 					break
 				}
@@ -267,16 +288,34 @@ func (s *Sim) nemesisStep(now time.Duration) bool {
 		return false
 	}
 	var acts []nemesis.Action
-	for _, e := range s.watched {
-		acts = append(acts, s.nem.Observe(e)...)
+	changed := false
+	for i := range s.watched {
+		acts = append(acts, s.nem.Observe(s.watched[i])...)
+		changed = changed || beliefChange(&s.watched[i])
 	}
 	s.watched = s.watched[:0]
-	acts = append(acts, s.nem.Due(now)...)
+	if s.bias != nil {
+		acts = append(acts, s.bias.filter(s.nem.Due(now), now, changed)...)
+	} else {
+		acts = append(acts, s.nem.Due(now)...)
+	}
 	if len(acts) == 0 {
 		return false
 	}
 	s.carryOut(acts)
 	return true
+}
+
+// nemesisNext is when the nemesis next has something to do: its next
+// planned action, or the release of an action the strategy holds.
+func (s *Sim) nemesisNext() (time.Duration, bool) {
+	at, ok := s.nem.Next()
+	if s.bias != nil {
+		if b, bok := s.bias.next(); bok && (!ok || b < at) {
+			at, ok = b, true
+		}
+	}
+	return at, ok
 }
 
 // step runs the earliest queued item.
@@ -306,6 +345,12 @@ func (s *Sim) Finish() (*history.History, error) {
 		}
 		if !s.nemesisStep(d) {
 			break
+		}
+	}
+	if s.bias != nil {
+		s.carryOut(s.bias.flush())
+		for s.blocked && s.q.len() > 0 {
+			s.step()
 		}
 	}
 	s.watching = false
@@ -417,6 +462,14 @@ func (s *Sim) record(e history.Event) {
 func (s *Sim) push(it item) {
 	s.seq++
 	it.seq = s.seq
+	if s.pct != nil {
+		switch it.kind {
+		case kDeliver:
+			it.prio = s.pct.prio(it.from)
+		case kTimer:
+			it.prio = s.pct.prio(it.to)
+		}
+	}
 	s.q.push(it)
 }
 

@@ -185,7 +185,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(h.Events, out.History.Events) || !h.Ended || h.Meta.Seed != sc.Seed {
+	if !reflect.DeepEqual(h.Expanded().Events, out.History.Events) || !h.Ended || h.Meta.Seed != sc.Seed {
 		t.Error("the history file does not read back as the recorded events")
 	}
 	b, _ := os.ReadFile(filepath.Join(out.Dir, harness.HistoryFile))
@@ -233,6 +233,26 @@ func TestQueueOrder(t *testing.T) {
 	}
 	want := []int64{4, 1, 7, 2, 3, 6, 0, 5}
 	if !reflect.DeepEqual(got, want) {
+		t.Errorf("popped %v, want %v", got, want)
+	}
+}
+
+// A strategy's priorities order items of the same time, lower first; push
+// order breaks what they leave tied.
+func TestQueuePriorities(t *testing.T) {
+	var q queue
+	items := []struct {
+		at   time.Duration
+		prio int32
+	}{{3, 2}, {3, 1}, {1, 9}, {3, 2}, {3, 0}, {4, 0}}
+	for i, it := range items {
+		q.push(item{at: it.at, prio: it.prio, seq: uint64(i), id: int64(i)})
+	}
+	var got []int64
+	for q.len() > 0 {
+		got = append(got, q.pop().id)
+	}
+	if want := []int64{2, 4, 1, 0, 3, 5}; !reflect.DeepEqual(got, want) {
 		t.Errorf("popped %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"coup/harness"
+	"coup/harness/bench"
+)
+
+const benchUsage = `usage: coup bench [flags]
+  measure coup's own speed: the router against a minimal relay (with and
+  without recording, and with a fault mix), the start of many nodes, and
+  reading and checking a large history; docs/performance.md explains the
+  table
+flags:
+`
+
+func benchCmd(args []string) int {
+	fs := newFlags("bench")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
+	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
+	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
+	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")
+	steady := fs.Duration("steady-time", 0, "measured time of each steady-rate probe (default 1s)")
+	window := fs.Int("window", 64, "pings outstanding in the pipelined probe")
+	rate := fs.Float64("rate", 5000, "messages per second through the router in the steady-rate probe (pings and echoes)")
+	nodes := fs.String("nodes", "100,300,1000", "cluster sizes of the startup part, comma-separated")
+	algo := fs.String("algorithm", "chang-roberts", "the election the startup part's nodes run")
+	events := fs.Int("events", 1_000_000, "events in the history of the history part")
+	dir := fs.String("dir", "", "work folder, kept with the history the history part generates (default: a temporary one, removed)")
+	profile := fs.String("cpuprofile", "", "write CPU profiles of the harness and of reading and checking the history to this folder")
+	quiet := fs.Bool("quiet", false, "print only the table, not a line per measurement")
+	pos, code, ok := parseArgs(fs, benchUsage, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return usageError(fs, benchUsage, "coup bench takes no files: %s", strings.Join(pos, " "))
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"--rounds", *rounds < 1}, {"--window", *window < 1}, {"--rate", !(*rate > 0)}, {"--events", *events < 1},
+		{"--warmup", *warmup < 0}, {"--time", *measure < 0}, {"--steady-time", *steady < 0},
+	} {
+		if c.bad {
+			fmt.Fprintf(os.Stderr, "coup: bench: %s must be positive\n%s", c.name, benchUsage)
+			return harness.ExitInput
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup: find the coup executable: %v\n", err)
+		return harness.ExitUnknown
+	}
+	cfg := bench.Config{
+		Coup: []string{exe}, Rounds: *rounds, Warmup: *warmup, Time: *measure, SteadyTime: *steady,
+		Window: *window, Rate: *rate, Algorithm: *algo, Events: *events, Dir: *dir, Profile: *profile,
+	}
+	if *only != "" {
+		cfg.Parts = strings.Split(*only, ",")
+	}
+	for _, f := range strings.Split(*nodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "coup: --nodes: %q is not a number\n", f)
+			return harness.ExitInput
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, cfg)
+	if res != nil {
+		res.Print(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup: bench: %v\n", err)
+		if res == nil {
+			return harness.ExitInput
+		}
+		return harness.ExitUnknown
+	}
+	return harness.ExitOK
+}
+
+func benchProbeCmd(args []string) int { return bench.ProbeMain(args) }

@@ -1,0 +1,241 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The parts of the benchmark.
+const (
+	PartRouter  = "router"  // the probe without faults: relay, coup, coup recorded
+	PartFaults  = "faults"  // the probe with the fault mix
+	PartStartup = "startup" // many built-in nodes start and elect
+	PartHistory = "history" // a large history read and checked
+)
+
+// Parts lists every part, in the order they run.
+var Parts = []string{PartRouter, PartFaults, PartStartup, PartHistory}
+
+// Config says what the benchmark measures and at what scale. The zero
+// value of a field is its default.
+type Config struct {
+	// Coup is the command line of the coup program: the probe runs as
+	// Coup + "bench-probe", the startup as Coup + "run", the history check
+	// as Coup + "check".
+	Coup []string
+	// Probe, when set, is the probe's command line instead of Coup +
+	// "bench-probe" (a test runs its own binary as the probe).
+	Probe []string
+	// Parts are the parts to run (default: all of Parts).
+	Parts []string
+	// Rounds is how many times each probe runs on each path, the paths
+	// taking turns (default 3); the table gives medians.
+	Rounds int
+	// Warmup runs before each probe's measured Time (defaults 100ms and
+	// 500ms); SteadyTime is the measured time at a steady rate (default
+	// 1s, so that p99 rests on enough round trips).
+	Warmup, Time, SteadyTime time.Duration
+	// Window is the pipelined probe's number of pings outstanding
+	// (default 64).
+	Window int
+	// Rate is the steady rows' messages per second through the router,
+	// pings and echoes together (default 5000).
+	Rate float64
+	// Faults is the fault mix (default DefaultFaults).
+	Faults *FaultMix
+	// Nodes are the cluster sizes of the startup part (default 100, 300,
+	// 1000); Algorithm the election they run (default chang-roberts).
+	Nodes     []int
+	Algorithm string
+	// Events is the length of the history the history part generates
+	// (default one million).
+	Events int
+	// Dir is the work folder (default a temporary one, removed at the
+	// end). When it is given, the history part's history.jsonl is kept
+	// in it.
+	Dir string
+	// Profile, when set, is a folder that receives CPU profiles: of the
+	// harness during a pipelined probe without and with recording (one
+	// more run of each), and of reading and checking the history.
+	Profile string
+	// Progress receives a line per measurement (nil: none).
+	Progress io.Writer
+}
+
+func (c *Config) defaults() error {
+	if len(c.Coup) == 0 {
+		return fmt.Errorf("no coup command")
+	}
+	if len(c.Probe) == 0 {
+		c.Probe = append(append([]string(nil), c.Coup...), "bench-probe")
+	}
+	if len(c.Parts) == 0 {
+		c.Parts = Parts
+	}
+	for _, p := range c.Parts {
+		if !slices.Contains(Parts, p) {
+			return fmt.Errorf("unknown part %q (known: %s)", p, strings.Join(Parts, ", "))
+		}
+	}
+	set := func(d *time.Duration, def time.Duration) {
+		if *d == 0 {
+			*d = def
+		}
+	}
+	set(&c.Warmup, 100*time.Millisecond)
+	set(&c.Time, 500*time.Millisecond)
+	set(&c.SteadyTime, time.Second)
+	if c.Rounds == 0 {
+		c.Rounds = 3
+	}
+	if c.Window == 0 {
+		c.Window = 64
+	}
+	if c.Rate == 0 {
+		c.Rate = 5000
+	}
+	if c.Faults == nil {
+		f := DefaultFaults
+		c.Faults = &f
+	}
+	if len(c.Nodes) == 0 {
+		c.Nodes = []int{100, 300, 1000}
+	}
+	if c.Algorithm == "" {
+		c.Algorithm = "chang-roberts"
+	}
+	if c.Events == 0 {
+		c.Events = 1_000_000
+	}
+	switch {
+	case c.Rounds < 1:
+		return fmt.Errorf("rounds: want at least 1, got %d", c.Rounds)
+	case c.Window < 1 || c.Window > maxWindow:
+		return fmt.Errorf("window: want 1 to %d, got %d", maxWindow, c.Window)
+	case c.Rate < 2 || c.Rate > 1e6:
+		return fmt.Errorf("rate: want 2 to 1000000 messages per second, got %g", c.Rate)
+	case c.Events < 1000:
+		return fmt.Errorf("events: want at least 1000, got %d", c.Events)
+	case c.Time < 0 || c.Warmup < 0 || c.SteadyTime < 0:
+		return fmt.Errorf("times must not be negative")
+	}
+	for _, n := range c.Nodes {
+		if n < 1 {
+			return fmt.Errorf("nodes: want at least 1, got %d", n)
+		}
+	}
+	return nil
+}
+
+func (c *Config) has(part string) bool { return slices.Contains(c.Parts, part) }
+
+// Results are everything one run of the benchmark measured.
+type Results struct {
+	Config Config
+	Router []Case
+	// Timer is how long a timer set for the fault mix's mean delay took
+	// to fire in this process, idle but for it (median and p99 of
+	// timerSamples): the floor under any delayed message.
+	Timer [2]time.Duration
+
+	Startup []Startup
+	History *HistoryFigures
+}
+
+// Run runs the benchmark's parts and returns what they measured. The
+// processes it starts are all ended when it returns. On an error, the
+// results hold what was measured before it.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	res := &Results{Config: cfg}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "coup-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if cfg.Profile != "" {
+		if err := os.MkdirAll(cfg.Profile, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	progress := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", args...)
+		}
+	}
+	var cases []Case
+	if cfg.has(PartRouter) {
+		cases = append(cases, routerCases(&cfg, nil)...)
+	}
+	if cfg.has(PartFaults) {
+		cases = append(cases, routerCases(&cfg, cfg.Faults)...)
+		res.Timer = timerLateness(cfg.Faults.Delay + cfg.Faults.Jitter/2)
+	}
+	for i := range cases {
+		if err := runCase(ctx, &cfg, &cases[i], dir, progress); err != nil {
+			return res, err
+		}
+		res.Router = append(res.Router, cases[i])
+	}
+	if cfg.Profile != "" && cfg.has(PartRouter) {
+		if err := profileRouter(ctx, &cfg, dir, progress); err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartStartup) {
+		for _, n := range cfg.Nodes {
+			s, err := runStartup(ctx, cfg.Coup, n, cfg.Algorithm, dir)
+			if err != nil {
+				return res, fmt.Errorf("startup of %d nodes: %w", n, err)
+			}
+			progress("startup: %d nodes up in %s; harness peak %s; %d nodes seen, %d left behind",
+				n, s.Up.Round(time.Millisecond), mb(s.HarnessPeak), len(s.NodePeaks), s.LeftBehind)
+			res.Startup = append(res.Startup, s)
+		}
+	}
+	if cfg.has(PartHistory) {
+		profile := ""
+		if cfg.Profile != "" {
+			profile = filepath.Join(cfg.Profile, "history-check.pprof")
+		}
+		h, err := runHistory(ctx, cfg.Coup, cfg.Events, dir, profile, cfg.Dir != "", progress)
+		if err != nil {
+			return res, fmt.Errorf("history: %w", err)
+		}
+		res.History = h
+	}
+	return res, nil
+}
+
+// timerSamples is how many timers timerLateness sets.
+const timerSamples = 200
+
+// timerLateness sets timers for d, one after another, and returns the
+// median and the 99th percentile of how long each took to fire.
+func timerLateness(d time.Duration) [2]time.Duration {
+	took := make([]int64, timerSamples)
+	for i := range took {
+		start := time.Now()
+		time.Sleep(d)
+		took[i] = int64(time.Since(start))
+	}
+	slices.Sort(took)
+	return [2]time.Duration{time.Duration(percentile(took, 0.5)), time.Duration(percentile(took, 0.99))}
+}
+
+// mb writes bytes as megabytes.
+func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }

@@ -1,0 +1,237 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"coup/harness/history"
+	"coup/harness/scenario"
+)
+
+// hostileMain is a foreign node that misbehaves on purpose, by the mode
+// given on its command line ("<test binary> hostile MODE"). Every mode
+// answers init; node n1 answers each client request honestly, after
+// honestDelay; what the others do is the mode's.
+func hostileMain(args []string) int {
+	mode := ""
+	if len(args) > 0 {
+		mode = args[0]
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	write := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.WriteString(s)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	self := ""
+	for in.Scan() {
+		var env struct {
+			Src  string          `json:"src"`
+			Body json.RawMessage `json:"body"`
+		}
+		if json.Unmarshal(in.Bytes(), &env) != nil {
+			continue
+		}
+		var body struct {
+			Type   string `json:"type"`
+			MsgID  int    `json:"msg_id"`
+			NodeID string `json:"node_id"`
+		}
+		_ = json.Unmarshal(env.Body, &body)
+		switch {
+		case body.Type == "init" && mode == "mute":
+			// Never answer: read on until the harness gives up.
+		case body.Type == "init":
+			self = body.NodeID
+			write(fmt.Sprintf(`{"src":%q,"dest":"coup","body":{"type":"init_ok","in_reply_to":%d}}`, self, body.MsgID))
+			if self != "n1" {
+				go hostileAct(mode, self, write)
+			}
+		case self == "n1" && strings.HasPrefix(env.Src, "c"):
+			src, id, typ := env.Src, body.MsgID, body.Type
+			time.AfterFunc(honestDelay, func() {
+				write(fmt.Sprintf(`{"src":"n1","dest":%q,"body":{"type":"%s_ok","in_reply_to":%d}}`, src, typ, id))
+			})
+		}
+	}
+	return 0
+}
+
+// honestDelay is how long n1 takes to answer a client.
+const honestDelay = 300 * time.Millisecond
+
+// hostileAct is what a node other than n1 does once up.
+func hostileAct(mode, self string, write func(string)) {
+	switch mode {
+	case "huge":
+		// Make the history's lines long and its keys many: a report value
+		// of 900 kB of characters that JSON escapes six-fold, a line longer than a
+		// node may write, a thousand invented message types, and one type
+		// ten thousand bytes long.
+		write(`{"src":"` + self + `","dest":"coup","body":{"type":"report","what":"metric","name":"m","value":"` + strings.Repeat("<", 900000) + `"}}`)
+		write(strings.Repeat("x", 2<<20))
+		for i := range 1000 {
+			write(fmt.Sprintf(`{"src":%q,"dest":"n1","body":{"type":"t%d"}}`, self, i))
+		}
+		write(`{"src":"` + self + `","dest":"n1","body":{"type":"` + strings.Repeat("y", 10000) + `"}}`)
+		write(`{"src":"` + self + `","dest":"coup","body":{"type":"report","what":"metric","name":"done","value":"1"}}`)
+	case "forge":
+		// Answer client c1's first requests in n1's place, as c1 (a
+		// guessed in_reply_to), and write to a client and a node that do
+		// not exist.
+		for range 40 {
+			for id := 1; id <= 3; id++ {
+				write(fmt.Sprintf(`{"src":"n1","dest":"c1","body":{"type":"elect_ok","in_reply_to":%d}}`, id))
+			}
+			write(`{"src":"` + self + `","dest":"c9","body":{"type":"elect_ok","in_reply_to":1}}`)
+			write(`{"src":"` + self + `","dest":"n9","body":{"type":"ping"}}`)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func hostileScenario(mode string, nodes int, extra string) string {
+	return fmt.Sprintf(`
+algorithm = "hostile"
+command = [%q, "hostile", %q]
+nodes = %d
+duration = "500ms"
+recovery = "200ms"
+[workload]
+kind = "election"
+initiators = ["n1"]
+[checks]
+run = ["two-leaders"]
+%s`, os.Args[0], mode, nodes, extra)
+}
+
+// A node cannot answer a client in another node's place: its forged
+// answers are refused (logged, counted, recorded), and the operation
+// completes with the answer of the node the request went to.
+func TestForgedClientAnswersRefused(t *testing.T) {
+	res, h := runScenario(t, hostileScenario("forge", 2, ""))
+	var invoke, done *history.Event
+	refused := map[string]int{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Kind == history.KindOp && e.Process == "c1" && e.Type == history.OpInvoke:
+			invoke = e
+		case e.Kind == history.KindOp && e.Process == "c1":
+			done = e
+		case e.Kind == history.KindRefused:
+			if e.Node != "n2" {
+				t.Errorf("refused event names %s, want n2: %+v", e.Node, e)
+			}
+			refused[e.What]++
+		}
+	}
+	if invoke == nil || done == nil {
+		t.Fatalf("c1's election request: invoke %v, completion %v", invoke, done)
+	}
+	if done.Type != history.OpOK || done.Node != "n1" {
+		t.Errorf("c1's request ended %s at %s, want ok at n1", done.Type, done.Node)
+	}
+	if got := time.Duration(done.Time - invoke.Time); got < honestDelay*3/4 {
+		t.Errorf("c1's request completed %s after it was invoked: a forged answer completed it before n1's (%s)", got, honestDelay)
+	}
+	if refused[RefusedReply] == 0 || refused[RefusedDest] == 0 {
+		t.Errorf("refused events by class %v, want reply and dest", refused)
+	}
+	c := res.Stats.Counts
+	if c[CountRefused+"."+RefusedReply] < int64(refused[RefusedReply]) || c[CountRefused+"."+RefusedDest] < 2*RefusalsRecorded {
+		t.Errorf("counts %v: want every forged answer and every message to nobody counted", c)
+	}
+	if refused[RefusedDest] > RefusalsRecorded {
+		t.Errorf("%d refused events of one class from one node, want at most %d", refused[RefusedDest], RefusalsRecorded)
+	}
+}
+
+// Whatever a node writes, the run's history, results and report stay
+// small enough to read back: strings are cut, over-long lines are
+// refused, and invented message types are counted under one name past a
+// bound.
+func TestHostileOutputStaysReadable(t *testing.T) {
+	res, h, dir := runScenarioDir(t, hostileScenario("huge", 2, ""))
+	if len(h.Bad) > 0 {
+		t.Errorf("the history has unreadable lines: %+v", h.Bad)
+	}
+	longest := 0
+	raw, err := os.ReadFile(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		longest = max(longest, len(line))
+	}
+	if longest > 64<<10 {
+		t.Errorf("the longest history line has %d bytes", longest)
+	}
+	for _, f := range []string{ResultsFile, ReportFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() > 2<<20 {
+			t.Errorf("%s: %v, %d bytes", f, err, st.Size())
+		}
+	}
+	types, cut, done := map[string]bool{}, false, false
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == history.KindMsg && e.What == history.MsgSend:
+			types[e.MType] = true
+		case e.Kind == history.KindReport && e.Name == "m":
+			cut = len(e.Value) <= MaxField && strings.Contains(e.Value, "[cut: 900000 bytes]")
+		case e.Kind == history.KindReport && e.Name == "done":
+			done = true
+		}
+	}
+	if !cut || !done {
+		t.Errorf("report value cut %v, last report seen %v", cut, done)
+	}
+	if len(types) > MaxTypes+1 || !types[OtherTypes] {
+		t.Errorf("%d distinct message types recorded (other types among them: %v), want at most %d", len(types), types[OtherTypes], MaxTypes+1)
+	}
+	if n := len(res.Stats.Counts); n > MaxTypes+50 {
+		t.Errorf("%d counters", n)
+	}
+	if res.Stats.Refused[RefusedLine] != 1 {
+		t.Errorf("refused %v, want the over-long line", res.Stats.Refused)
+	}
+}
+
+// Interrupting a run whose node never answers init stops it at once,
+// without waiting out the init timeout, and leaves no process behind.
+func TestInterruptWhileWaitingForInit(t *testing.T) {
+	sc, err := scenario.Parse(t.Name()+".toml", hostileScenario("mute", 3, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	res, dir, err := Run(ctx, sc, Options{Store: t.TempDir(), NodeCommand: []string{os.Args[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took >= InitTimeout/2 {
+		t.Errorf("the interrupted run took %s: it waited for the init timeout (%s)", took, InitTimeout)
+	}
+	if res.ExitCode != ExitUnknown || !strings.Contains(res.Error, "interrupted") {
+		t.Errorf("exit %d, error %q; want %d, interrupted", res.ExitCode, res.Error, ExitUnknown)
+	}
+	if left := children(dir); len(left) > 0 {
+		t.Errorf("node processes outlived the run: %v", left)
+	}
+}

@@ -1,0 +1,112 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"coup/checks"
+	"coup/harness/history"
+)
+
+// An incomplete history is never unexpected: whatever its prefix shows,
+// the outcome is unknown (exit 3), and the notes say what it showed.
+func TestIncompleteRunIsNeverUnexpected(t *testing.T) {
+	T, F := checks.True, checks.False
+	tests := []struct {
+		name     string
+		exp      history.Expect
+		two, ter checks.Validity
+		note     string
+	}{
+		{"a violation no one expected", history.Expect{Valid: true}, F, T, "in the recorded prefix, two-leaders: unexpected violation: because"},
+		{"the expected violation not yet found", history.Expect{Valid: false, Violations: []string{"two-leaders"}}, T, T, "in the recorded prefix, two-leaders: expected a violation, but the check holds"},
+		{"no violation yet, some expected", history.Expect{Valid: false}, T, T, "in the recorded prefix, expected the run to be invalid, but every check holds"},
+		{"the expected violation found, another too", history.Expect{Valid: false, Violations: []string{"two-leaders"}}, F, F, "in the recorded prefix, termination: unexpected violation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Results{Expected: tt.exp, Complete: false, Error: "interrupted", Checks: map[string]checks.Result{}}
+			for name, v := range map[string]checks.Validity{"two-leaders": tt.two, "termination": tt.ter} {
+				r.Checks[name] = checks.Result{Name: name, Valid: v, Explanation: "because"}
+			}
+			r.Order = []string{"two-leaders", "termination"}
+			r.Valid = checks.Compose(tt.two, tt.ter)
+			r.compare()
+			if r.ExitCode != ExitUnknown || r.Outcome != Unknown {
+				t.Errorf("exit %d (%s), want %d (%s)", r.ExitCode, r.Outcome, ExitUnknown, Unknown)
+			}
+			if len(r.Notes) < 2 || !strings.Contains(r.Notes[0], "no end event") || !strings.Contains(strings.Join(r.Notes, "\n"), tt.note) {
+				t.Errorf("notes %q, want first the missing end, then %q", r.Notes, tt.note)
+			}
+			if s := r.Summary(); !strings.HasPrefix(s, ": valid=false, unknown (exit 3)\n") && !strings.HasPrefix(s, ": valid=true, unknown (exit 3)\n") {
+				t.Errorf("summary begins %q, want the unknown outcome and exit 3", strings.SplitN(s, "\n", 2)[0])
+			}
+		})
+	}
+}
+
+// What a node writes cannot forge a line of the summary: control
+// characters, escape sequences and line breaks are shown, not obeyed.
+func TestSummaryEscapesNodeStrings(t *testing.T) {
+	forged := "\r\n\x1b[2K\x1b[1A" + "chang-roberts: valid=true, as expected (exit 0)\n\u202e"
+	r := &Results{
+		Scenario: "chang-roberts" + forged, Valid: checks.False, Outcome: Unexpected, ExitCode: ExitUnexpected,
+		Checks: map[string]checks.Result{"two-leaders": {Name: "two-leaders", Valid: checks.False, Explanation: "n1 reported leader " + forged}},
+		Order:  []string{"two-leaders"},
+		Notes:  []string{"two-leaders: unexpected violation: " + forged},
+		Error:  "node n1 said " + forged,
+		Stats:  Stats{Messages: MessageStats{Sent: 1, ByType: map[string]int64{"x" + forged: 1}}},
+	}
+	s := r.Summary()
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Errorf("%d lines, want 5 (verdict, check, messages, note, error):\n%s", len(lines), s)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "chang-roberts: valid=true") {
+			t.Errorf("forged line %q", l)
+		}
+		for _, c := range l {
+			if c < 0x20 || c == 0x7f || c == '\u202e' {
+				t.Errorf("control character %U in %q", c, l)
+			}
+		}
+	}
+	if !strings.Contains(s, `\r\n\x1b[2K\x1b[1Achang-roberts: valid=true, as expected (exit 0)\n\u202e`) {
+		t.Errorf("the hostile text is not shown escaped:\n%s", s)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text, ümlauts and 日本", "plain text, ümlauts and 日本"},
+		{"a\nb\rc\td", `a\nb\rc\td`},
+		{"\x1b[31mred", `\x1b[31mred`},
+		{"\x00\x7f\u0085", `\x00\x7f\u0085`},
+		{"bidi \u202e and zero\u200bwidth", `bidi \u202e and zero\u200bwidth`},
+		{"bad \xff byte", `bad \xff byte`},
+		{"\ufffe\uffff", `\ufffe\uffff`},
+		{`back\slash`, `back\slash`},
+	}
+	for _, tt := range tests {
+		if got := Printable(tt.in); got != tt.want {
+			t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzPrintable(f *testing.F) {
+	f.Add("\x1b[2Kvalid=true\r\n")
+	f.Add("\xff\xfe\u202e")
+	f.Fuzz(func(t *testing.T, s string) {
+		p := Printable(s)
+		for _, r := range p {
+			if unsafeRune(r) || r == 0xFFFD && !strings.ContainsRune(s, 0xFFFD) {
+				t.Fatalf("Printable(%q) = %q keeps %U", s, p, r)
+			}
+		}
+		if isPrintable(s) && p != s {
+			t.Fatalf("Printable changed printable %q to %q", s, p)
+		}
+	})
+}
