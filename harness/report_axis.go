@@ -135,8 +135,8 @@ func addTime(a, b int64) int64 {
 // drawn at it) to the latest time of any event, at least a nanosecond.
 func runWindow(h *history.History) (int64, int64) {
 	end := int64(1)
-	for i := range h.Events {
-		end = max(end, h.Events[i].Time)
+	for e := range h.All() {
+		end = max(end, e.Time)
 	}
 	return 0, end
 }

@@ -62,8 +62,8 @@ func newReportModel(res *Results, h *history.History) *reportModel {
 		m.index[n.Name] = i
 	}
 	count := map[string]int{}
-	for _, f := range m.fl.List {
-		count[m.h.Events[f.End].MType]++
+	for i := range m.fl.List {
+		count[m.fl.Name(m.fl.List[i].Type)]++
 	}
 	for t := range count {
 		m.types = append(m.types, t)

@@ -66,30 +66,29 @@ func (m *reportModel) scriptJSON() template.JS {
 			d.Omitted = len(m.fl.List)
 			break
 		}
-		e := &m.h.Events[f.End]
-		r0, r1 := rowOf(e.Src), rowOf(e.Dest)
+		r0, r1 := rowOf(m.fl.Name(f.Src)), rowOf(m.fl.Name(f.Dest))
 		if r0 < 0 || r1 < 0 {
 			continue
 		}
 		s, t := m.flightTimes(f)
 		typ := int64(-1)
-		if k, ok := m.typeIdx[e.MType]; ok && k < len(typeColours) {
+		if k, ok := m.typeIdx[m.fl.Name(f.Type)]; ok && k < len(typeColours) {
 			typ = int64(k)
 		}
 		var flags int64
 		if f.Dropped {
 			flags |= 1
-			if dropDepth(e.Reason) > 0.5 {
+			if dropDepth(m.fl.Name(f.Reason)) > 0.5 {
 				flags |= 16
 			}
 		}
 		if f.Duplicate {
 			flags |= 2
 		}
-		if f.Corrupt >= 0 {
+		if f.Corrupted {
 			flags |= 4
 		}
-		if f.Rejected >= 0 {
+		if f.Rejected {
 			flags |= 8
 		}
 		d.Flights = append(d.Flights, [6]int64{s, t, int64(r0), int64(r1), typ, flags})

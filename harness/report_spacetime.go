@@ -29,12 +29,7 @@ const stAggCells = 3000 // cells of an aggregated window, all rows together
 // flightTimes are the send and end times of a flight; a flight whose send
 // the history lacks, or whose time runs backwards, has no length.
 func (m *reportModel) flightTimes(f *checks.Flight) (int64, int64) {
-	end := m.h.Events[f.End].Time
-	if f.Send < 0 {
-		return end, end
-	}
-	send := m.h.Events[f.Send].Time
-	return min(send, end), end
+	return min(f.Sent, f.At), f.At
 }
 
 // stRows returns the diagram's rows, and the row of a node: the nodes
@@ -44,9 +39,8 @@ func (m *reportModel) stRows() ([]string, func(string) int) {
 	rows := append([]string(nil), m.nodes...)
 	other := -1
 	for _, f := range m.fl.List {
-		e := &m.h.Events[f.End]
-		_, okS := m.index[e.Src]
-		_, okD := m.index[e.Dest]
+		_, okS := m.index[m.fl.Name(f.Src)]
+		_, okD := m.index[m.fl.Name(f.Dest)]
 		if !okS || !okD {
 			other = len(rows)
 			rows = append(rows, "other")
@@ -203,8 +197,8 @@ func dropDepth(reason string) float64 {
 func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(string) int, width float64, mono bool) {
 	labels := labelGrid{}
 	for _, f := range fl {
-		end := &m.h.Events[f.End]
-		r0, r1 := rowOf(end.Src), rowOf(end.Dest)
+		src, dest, mtype := m.fl.Name(f.Src), m.fl.Name(f.Dest), m.fl.Name(f.Type)
+		r0, r1 := rowOf(src), rowOf(dest)
 		if r0 < 0 || r1 < 0 {
 			continue
 		}
@@ -212,13 +206,13 @@ func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(stri
 		x0, x1 := c.ax.xRaw(sendT), c.ax.xRaw(endT)
 		y0, y1 := c.mid(r0), c.mid(r1)
 		if f.Dropped {
-			y1 = y0 + (y1-y0)*dropDepth(end.Reason)
+			y1 = y0 + (y1-y0)*dropDepth(m.fl.Name(f.Reason))
 		}
 		cx0, cy0, cx1, cy1, ok := clipSegment(x0, y0, x1, y1, c.ax.left, c.ax.right())
 		if !ok {
 			continue
 		}
-		colour, marker := m.typeColour(end.MType), m.typeMarker(end.MType)
+		colour, marker := m.typeColour(mtype), m.typeMarker(mtype)
 		if mono {
 			colour, marker = colMono, "ah-mono"
 		}
@@ -247,16 +241,16 @@ func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(stri
 			switch {
 			case f.Dropped:
 				c.printf(`<path class="drop" d="M%.1f %.1f l7 7 m0 -7 l-7 7" stroke="%s" stroke-width="2"/>`, cx1-3.5, cy1-3.5, colViolation)
-			case f.Corrupt >= 0 && f.Rejected >= 0:
+			case f.Corrupted && f.Rejected:
 				c.printf(`<circle class="rejected" cx="%.1f" cy="%.1f" r="4.5" fill="#fff" stroke="%s" stroke-width="1.6"/><path d="M%.1f %.1f l6 -6" stroke="%s" stroke-width="1.4"/>`,
 					cx1, cy1, colViolation, cx1-3, cy1+3, colViolation)
-			case f.Corrupt >= 0:
+			case f.Corrupted:
 				c.printf(`<path class="accepted" d="M%.1f %.1f l5 5 l-5 5 l-5 -5 z" fill="%s" stroke="#000" stroke-width="0.8"/>`, cx1, cy1-5, colViolation)
 			}
 		}
 		// The type's name at the middle of the visible part, where it
 		// does not cover another.
-		name := short(end.MType, 14)
+		name := short(mtype, 14)
 		lx, ly := (cx0+cx1)/2, (cy0+cy1)/2-3
 		long := math.Hypot(cx1-cx0, cy1-cy0) >= 24
 		w := float64(len([]rune(name)))*5.6 + 4
@@ -270,43 +264,41 @@ func (m *reportModel) drawFlights(c *chart, fl []*checks.Flight, rowOf func(stri
 
 // flightTitle says what became of a copy, for hovering.
 func (m *reportModel) flightTitle(f *checks.Flight) string {
-	end := &m.h.Events[f.End]
+	dest := m.fl.Name(f.Dest)
 	sendT, endT := m.flightTimes(f)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s→%s, message %d", end.MType, end.Src, end.Dest, f.Msg)
+	fmt.Fprintf(&b, "%s %s→%s, message %d", m.fl.Name(f.Type), m.fl.Name(f.Src), dest, f.Msg)
 	if f.Duplicate {
 		b.WriteString(" (a duplicate copy)")
 	}
-	if f.Send >= 0 {
+	if f.HasSend {
 		fmt.Fprintf(&b, ": sent %s", secs(sendT))
 	} else {
 		b.WriteString(": its send is not in the history")
 	}
 	if f.Dropped {
 		fmt.Fprintf(&b, ", dropped %s", secs(endT))
-		if end.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", dropReason(end.Reason))
+		if r := m.fl.Name(f.Reason); r != "" {
+			fmt.Fprintf(&b, " (%s)", dropReason(r))
 		}
 	} else {
 		fmt.Fprintf(&b, ", delivered %s", secs(endT))
-		if f.Send >= 0 {
+		if f.HasSend {
 			fmt.Fprintf(&b, " after %s", dur(endT-sendT))
 		}
 	}
-	if f.Corrupt >= 0 {
-		c := &m.h.Events[f.Corrupt]
+	if f.Corrupted {
 		fmt.Fprintf(&b, "; corrupted by the nemesis")
-		if c.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", c.Reason)
+		if how := m.fl.Name(f.How); how != "" {
+			fmt.Fprintf(&b, " (%s)", how)
 		}
-		if f.Rejected >= 0 {
-			r := &m.h.Events[f.Rejected]
-			fmt.Fprintf(&b, " and rejected by %s at %s", r.Node, secs(r.Time))
-			if r.Value != "" {
-				fmt.Fprintf(&b, " (%s)", r.Value)
+		if f.Rejected {
+			fmt.Fprintf(&b, " and rejected by %s at %s", dest, secs(f.RejectedAt))
+			if why := m.fl.Name(f.Rejection); why != "" {
+				fmt.Fprintf(&b, " (%s)", why)
 			}
 		} else {
-			fmt.Fprintf(&b, "; %s did not report rejecting it", end.Dest)
+			fmt.Fprintf(&b, "; %s did not report rejecting it", dest)
 		}
 	}
 	return b.String()
@@ -372,19 +364,18 @@ func (m *reportModel) drawCells(c *chart, fl []*checks.Flight, rowOf func(string
 	}
 	var corrupt []*checks.Flight
 	for _, f := range fl {
-		e := &m.h.Events[f.End]
 		sendT, endT := m.flightTimes(f)
-		if r := rowOf(e.Src); r >= 0 && c.ax.contains(sendT) {
+		if r := rowOf(m.fl.Name(f.Src)); r >= 0 && c.ax.contains(sendT) {
 			ce := get(r, slice(sendT))
 			ce.sent++
-			ce.types[e.MType]++
+			ce.types[m.fl.Name(f.Type)]++
 		}
-		if r := rowOf(e.Dest); r >= 0 && f.Dropped && c.ax.contains(endT) {
+		if r := rowOf(m.fl.Name(f.Dest)); r >= 0 && f.Dropped && c.ax.contains(endT) {
 			ce := get(r, slice(endT))
 			ce.dropped++
-			ce.reasons[e.Reason]++
+			ce.reasons[m.fl.Name(f.Reason)]++
 		}
-		if f.Corrupt >= 0 && len(corrupt) < detailCap {
+		if f.Corrupted && len(corrupt) < detailCap {
 			corrupt = append(corrupt, f)
 		}
 	}
@@ -459,8 +450,7 @@ func countText(counts map[string]int) string {
 // their node's line.
 func (m *reportModel) drawRejections(c *chart) {
 	drawn := 0
-	for _, i := range m.fl.Rejections {
-		e := &m.h.Events[i]
+	for _, e := range m.fl.Rejections {
 		r, ok := m.index[e.Node]
 		if !ok || !c.ax.contains(e.Time) || drawn >= detailCap {
 			continue

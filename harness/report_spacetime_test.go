@@ -46,7 +46,17 @@ func fatesHistory(t testing.TB) *history.History {
 }
 
 func TestSpacetimeDrawsEveryFate(t *testing.T) {
-	_, page := render(t, fatesHistory(t))
+	h := fatesHistory(t)
+	_, page := render(t, h)
+	// Read back from its lines, the history keeps its messages apart
+	// (compact); the page is the same.
+	compact, err := history.Read(strings.NewReader(jsonl(t, h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, again := render(t, compact); again != page {
+		t.Errorf("the page of the history read back differs from the page of the history in memory")
+	}
 	// The messages keep to the first 56ms of 300: that window is shown
 	// first, and it draws each copy.
 	if !regexp.MustCompile(`<input type="radio" name="stw" id="stw-1" checked><label for="stw-1">the messages</label>`).MatchString(page) {
