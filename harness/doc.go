@@ -40,6 +40,13 @@
 // interrupted run (a history with no end event) is never unexpected: its
 // outcome is unknown, whatever its prefix shows.
 //
+// The report (report*.go) is drawn from the history and the results
+// alone, so `coup check --report` makes the same page from a stored
+// history: one self-contained HTML page, inline SVG, readable without its
+// one small script. Every time it draws is saturated to the run's window
+// and every list it draws is bounded, so a crafted or damaged history
+// cannot make it loop or grow (docs/results.md lists the limits).
+//
 // The simulator (harness/sim) runs the same scenarios on a virtual clock,
 // with no process; it shares RunMeta, NewWorkload, Evaluate and Save with
 // Run, so that a simulated run's history, verdict and store folder are a

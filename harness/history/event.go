@@ -153,6 +153,10 @@ type Meta struct {
 	Params map[string]any `json:"params,omitempty"`
 	// Expect is the verdict the scenario expects.
 	Expect *Expect `json:"expect,omitempty"`
+	// Simulated is true when the deterministic simulator wrote the
+	// history (virtual time, the algorithm in process); false for a run
+	// of real processes.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the
