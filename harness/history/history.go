@@ -142,7 +142,7 @@ func (h *History) Expanded() *History {
 
 // saturate keeps every time and bound of the meta event in [0, MaxTime].
 func (m *Meta) saturate() {
-	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress} {
+	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress, &m.StaleLeader} {
 		*t = min(max(*t, 0), MaxTime)
 	}
 }

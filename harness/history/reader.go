@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +33,7 @@ const MaxLine = 16 << 20
 func Read(r io.Reader) (*History, error) {
 	h := &History{compact: true}
 	lines := NewLineReader(r, MaxLine)
+	var dec decoder
 	line := 0
 	for {
 		b, n, long, err := lines.Next()
@@ -53,7 +53,7 @@ func Read(r io.Reader) (*History, error) {
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal(b, &e); err != nil {
+		if err := dec.event(b, &e); err != nil {
 			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
 			continue
 		}

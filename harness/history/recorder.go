@@ -2,7 +2,6 @@ package history
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -32,6 +31,7 @@ type Recorder struct {
 	clock  Clock
 	w      *bufio.Writer
 	h      *History // nil when not keeping events
+	line   []byte   // the line being written, reused
 	err    error
 	closed bool
 	last   int64
@@ -112,13 +112,13 @@ func (r *Recorder) append(e Event) {
 	}
 	r.n++
 	if r.w != nil && r.err == nil {
-		b, err := json.Marshal(&e)
+		var err error
+		r.line, err = AppendJSON(r.line[:0], &e)
 		if err != nil {
 			r.err = fmt.Errorf("encode event %d: %w", e.Index, err)
 			return
 		}
-		b = append(b, '\n')
-		if _, err := r.w.Write(b); err != nil {
+		if _, err := r.w.Write(r.line); err != nil {
 			r.err = fmt.Errorf("write history: %w", err)
 		}
 	}
