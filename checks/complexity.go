@@ -165,10 +165,6 @@ func electionsOf(h *history.History) *elections {
 		if stopped && e.Kind == history.KindProcess && e.What == history.ProcStop {
 			break // the history before the harness's shutdown
 		}
-		if e.Kind == history.KindMsg {
-			c := *e // All's message events are scratch, and elections keep some
-			e = &c
-		}
 		// trigger: e may begin an election; fault: it is not the
 		// algorithm's own start or an elect request.
 		trigger, fault := false, false
@@ -235,7 +231,7 @@ func electionsOf(h *history.History) *elections {
 					if l := last[e.Src]; l.e == cur && e.Time-l.at <= responseWindow {
 						cur.quiet = false // an answer: the election goes on
 					} else {
-						closeAt(e)
+						closeAt(kept(e))
 					}
 				}
 				if cur == nil {
@@ -247,7 +243,7 @@ func electionsOf(h *history.History) *elections {
 				cur.total++
 				cur.inFlight++
 				if cur.over == nil && h.Meta.MessageBound > 0 && cur.total > h.Meta.MessageBound {
-					cur.over = e
+					cur.over = kept(e)
 				}
 				flights[e.Msg] = electionMsg{e: cur, copies: 1}
 			case history.MsgDuplicate:
@@ -522,4 +518,14 @@ func electionFigure(e *election) map[string]any {
 		f["cut_short_by"] = causeText(e.cut)
 	}
 	return f
+}
+
+// kept is e to keep: a copy of a message event, which All yields in a
+// scratch event that the next step overwrites; e itself otherwise.
+func kept(e *history.Event) *history.Event {
+	if e.Kind != history.KindMsg {
+		return e
+	}
+	c := *e
+	return &c
 }

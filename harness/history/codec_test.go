@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,4 +136,21 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("AppendJSON %s, encoding/json %s", got, want)
 		}
 	})
+}
+
+// keyBit knows every key of an event, each with its own bit.
+func TestKeyBits(t *testing.T) {
+	seen := uint32(0)
+	typ := reflect.TypeOf(Event{})
+	for i := range typ.NumField() {
+		k := strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]
+		b := keyBit(k)
+		if b == 0 || seen&b != 0 || !slices.Contains(eventKeys, k) {
+			t.Errorf("key %q: bit %x (seen %x), in eventKeys %v", k, b, seen, slices.Contains(eventKeys, k))
+		}
+		seen |= b
+	}
+	if len(eventKeys) != typ.NumField() {
+		t.Errorf("%d keys listed, Event has %d fields", len(eventKeys), typ.NumField())
+	}
 }

@@ -17,6 +17,9 @@ import (
 // json.Unmarshal gives.
 type decoder struct {
 	strs map[string]string
+	// recent caches interned strings by a cheap hash of their bytes, in
+	// front of strs.
+	recent [256]string
 }
 
 // maxInternLen and maxInternCount bound what the decoder interns.
@@ -34,13 +37,63 @@ func (d *decoder) event(b []byte, e *Event) error {
 	return json.Unmarshal(b, e)
 }
 
-// The keys of an event, as bits, to tell a repeated key.
-var eventKeys = map[string]uint32{
-	"i": 1 << 0, "t": 1 << 1, "kind": 1 << 2, "node": 1 << 3, "what": 1 << 4, "value": 1 << 5, "name": 1 << 6,
-	"term": 1 << 7, "incarnation": 1 << 8, "detail": 1 << 9, "process": 1 << 10, "type": 1 << 11, "f": 1 << 12,
-	"phase": 1 << 13, "nodes": 1 << 14, "msg": 1 << 15, "src": 1 << 16, "dest": 1 << 17, "mtype": 1 << 18,
-	"reason": 1 << 19, "body": 1 << 20, "meta": 1 << 21, "counts": 1 << 22,
+// keyBit numbers the keys of an event, as bits, to tell a repeated key; 0
+// for a key an event does not have.
+func keyBit(k string) uint32 {
+	switch k {
+	case "i":
+		return 1 << 0
+	case "t":
+		return 1 << 1
+	case "kind":
+		return 1 << 2
+	case "node":
+		return 1 << 3
+	case "what":
+		return 1 << 4
+	case "value":
+		return 1 << 5
+	case "name":
+		return 1 << 6
+	case "term":
+		return 1 << 7
+	case "incarnation":
+		return 1 << 8
+	case "detail":
+		return 1 << 9
+	case "process":
+		return 1 << 10
+	case "type":
+		return 1 << 11
+	case "f":
+		return 1 << 12
+	case "phase":
+		return 1 << 13
+	case "nodes":
+		return 1 << 14
+	case "msg":
+		return 1 << 15
+	case "src":
+		return 1 << 16
+	case "dest":
+		return 1 << 17
+	case "mtype":
+		return 1 << 18
+	case "reason":
+		return 1 << 19
+	case "body":
+		return 1 << 20
+	case "meta":
+		return 1 << 21
+	case "counts":
+		return 1 << 22
+	}
+	return 0
 }
+
+// eventKeys are the keys keyBit knows.
+var eventKeys = []string{"i", "t", "kind", "node", "what", "value", "name", "term", "incarnation", "detail",
+	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts"}
 
 func (d *decoder) fast(b []byte, e *Event) bool {
 	s := jsonscan.Scanner{B: b}
@@ -65,8 +118,8 @@ func (d *decoder) fast(b []byte, e *Event) bool {
 			return false
 		}
 		s.WS()
-		bit, known := eventKeys[string(key)]
-		if !known {
+		bit := keyBit(string(key))
+		if bit == 0 {
 			if foldsToKey(key) || !s.Value() {
 				return false
 			}
@@ -92,7 +145,7 @@ func (d *decoder) fast(b []byte, e *Event) bool {
 }
 
 func foldsToKey(key []byte) bool {
-	for k := range eventKeys {
+	for _, k := range eventKeys {
 		if bytes.EqualFold(key, []byte(k)) {
 			return true
 		}
@@ -121,7 +174,8 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 		case "incarnation":
 			e.Incarnation = int(n)
 		case "term":
-			e.Term = &n
+			term := n
+			e.Term = &term
 		}
 		return true
 	case "nodes":
@@ -217,7 +271,15 @@ func (d *decoder) str(s *jsonscan.Scanner) (string, bool) {
 	if len(v) > maxInternLen {
 		return string(v), true
 	}
+	if len(v) == 0 {
+		return "", true
+	}
+	slot := &d.recent[(len(v)*31+int(v[0])*7+int(v[len(v)-1])*3)&255]
+	if *slot == string(v) {
+		return *slot, true
+	}
 	if x, ok := d.strs[string(v)]; ok {
+		*slot = x
 		return x, true
 	}
 	x := string(v)
