@@ -42,8 +42,12 @@ type delivery struct {
 
 // member is one node of the cluster, across its incarnations.
 type member struct {
-	name   string
-	outbox chan delivery
+	name string
+	box  *outbox
+	// delayed counts this node's deliveries in the delay queue: while
+	// there are any, a message due now goes through the queue too, so as
+	// not to overtake them.
+	delayed atomic.Int64
 
 	mu   sync.Mutex
 	proc *proc.Proc // the incarnation that takes deliveries; nil when down
@@ -253,7 +257,13 @@ func exitDetail(s *os.ProcessState) string {
 // paused it holds the deliveries (the outbox fills and then overflows, as
 // a stopped process's socket buffer would); nothing else waits for it.
 func (r *run) write(m *member) {
-	for d := range m.outbox {
+	var line []byte
+	var events []history.Event
+	for {
+		batch, ok := m.box.take()
+		if !ok {
+			return
+		}
 		m.mu.Lock()
 		for m.resumed != nil {
 			ch := m.resumed
@@ -262,24 +272,34 @@ func (r *run) write(m *member) {
 			m.mu.Lock()
 		}
 		p := m.proc
-		if p != nil && d.msg != 0 {
+		if p != nil {
 			// Recorded under m.mu, so that a delivery is never recorded
 			// after the pause that holds it.
-			r.delivered(d, m.name)
+			events = r.deliveredAll(batch, m.name, events)
 		}
 		m.mu.Unlock()
-		if d.msg == 0 { // a client request or a control message
-			if p != nil {
-				_, _ = p.Stdin.Write(d.line)
+		if p == nil {
+			for _, d := range batch {
+				if d.msg != 0 { // a client request or control message is just lost
+					r.dropped(d, m.name, "down")
+				}
 			}
 			continue
 		}
-		if p == nil {
-			r.dropped(d, m.name, "down")
-			continue
+		// One write for the whole batch.
+		line = line[:0]
+		for _, d := range batch {
+			line = append(line, d.line...)
 		}
-		if _, err := p.Stdin.Write(d.line); err != nil {
-			r.dropped(d, m.name, "write-failed")
+		if _, err := p.Stdin.Write(line); err != nil {
+			for _, d := range batch {
+				if d.msg != 0 {
+					r.dropped(d, m.name, "write-failed")
+				}
+			}
+		}
+		if cap(line) > 1<<20 {
+			line = nil // a rare burst does not pin its buffer
 		}
 	}
 }

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"container/heap"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -61,8 +63,23 @@ func (q *delayQueue) close() int {
 	return n
 }
 
+// shortWait is the longest wait the queue sleeps out by itself rather than
+// with a timer: Go's timers fire up to a millisecond late on an otherwise
+// idle process (its poller sleeps in whole milliseconds), which would make
+// every delay of a few hundred microseconds a millisecond and more.
+const shortWait = 2 * time.Millisecond
+
+// napMax is the longest one nap of a short wait, after which the queue
+// looks again for items pushed meanwhile: the most a newly pushed item
+// that is due at once can be late.
+const napMax = 50 * time.Microsecond
+
 func (q *delayQueue) loop() {
 	defer close(q.done)
+	// Short waits are slept on this goroutine's own thread, with a fine
+	// timer slack, in naps of at most napMax.
+	runtime.LockOSThread()
+	fineTimerSlack()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -90,7 +107,11 @@ func (q *delayQueue) loop() {
 		if len(ready) > 0 {
 			continue
 		}
-		timer.Reset(wait)
+		if wait < shortWait {
+			nap(min(wait, napMax))
+			continue
+		}
+		timer.Reset(wait - shortWait) // wake early: the timer may be late; the rest is napped
 		select {
 		case <-timer.C:
 		case <-q.wake:
@@ -120,4 +141,17 @@ func (h *dueItems) Pop() any {
 	it := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return it
+}
+
+// nap sleeps the calling thread for d (nanosleep, not a Go timer).
+func nap(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	_ = syscall.Nanosleep(&ts, nil)
+}
+
+// fineTimerSlack asks Linux to wake the calling thread from a sleep within
+// a microsecond of its time, instead of the default 50µs later.
+func fineTimerSlack() {
+	const prSetTimerSlack = 29
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0)
 }

@@ -17,13 +17,19 @@ type router struct {
 	r      *run
 	record bool // record every message as an event
 
-	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID, counts and types
+	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID, the counts, types and fate
 	nem    *nemesis.Nemesis
 	nextID int64
 	counts map[string]int64
+	// sent and sentBy count the messages sent, in all and by type, apart
+	// from counts so that counting costs no string per message; snapshot
+	// merges them in.
+	sent   int64
+	sentBy map[string]int64
+	fate   []nemesis.Copy // the nemesis's copies, reused from message to message
 	queue  *delayQueue
 	// types are the message types seen so far, at most MaxTypes.
-	types map[string]bool
+	types map[string]string
 }
 
 // typeName is the name under which a message of type t is recorded and
@@ -31,17 +37,20 @@ type router struct {
 // been seen, so that no node can make the counts, the history's end event
 // or the report grow by inventing types (called under mu).
 func (rt *router) typeName(t string) string {
+	if t == "" {
+		t = "?" // no type, or a body ParseHead cannot read
+	}
 	t = Clip(t, MaxTypeLen)
-	if rt.types[t] {
-		return t
+	if name, ok := rt.types[t]; ok {
+		return name // the one string of this name: cheap to keep and to compare
 	}
 	if len(rt.types) >= MaxTypes {
 		return OtherTypes
 	}
 	if rt.types == nil {
-		rt.types = map[string]bool{}
+		rt.types = map[string]string{}
 	}
-	rt.types[t] = true
+	rt.types[t] = t
 	return t
 }
 
@@ -56,20 +65,36 @@ func (rt *router) count(keys ...string) {
 // route handles one line written by a node, in the order the node wrote
 // it.
 func (r *run) route(from string, line []byte) {
-	env, err := wire.Parse(line)
+	// The common case, a message to a node in plain JSON, makes no string:
+	// the names are the members' own, the type the router's.
+	if raw, ok := wire.ScanRaw(line); ok {
+		if m := r.members[string(raw.Dest)]; m != nil {
+			if string(raw.Src) != from {
+				r.logf("%s: wrote a message with src %s; routing it as from %s", from, quote(raw.Src), from)
+			}
+			env := wire.Envelope{ID: raw.ID, Src: from, Dest: m.name, Body: raw.Body}
+			if len(raw.Sum) > 0 {
+				env.Sum = string(raw.Sum)
+			}
+			r.router.sendTyped(env, raw.Type)
+			return
+		}
+	}
+	env, typ, err := wire.Scan(line)
 	if err != nil {
 		r.refuse(from, RefusedOutput, fmt.Sprintf("%v: %s", err, quote(line)))
 		return
 	}
 	if env.Src != from {
 		r.logf("%s: wrote a message with src %s; routing it as from %s", from, quote([]byte(env.Src)), from)
-		env.Src = from
 	}
-	switch {
+	env.Src = from // the member's own string, as every event keeps it
+	switch m := r.members[env.Dest]; {
 	case env.Dest == wire.Harness:
 		r.report(from, env.Body)
-	case r.members[env.Dest] != nil:
-		r.router.send(env)
+	case m != nil:
+		env.Dest = m.name
+		r.router.send(env, typ)
 	default:
 		r.clients.reply(from, env)
 	}
@@ -94,19 +119,42 @@ func (r *run) report(from string, body []byte) {
 	r.rec.Record(history.Event{Kind: history.KindReport, Node: from, What: Clip(rb.What, MaxField), Value: Clip(rb.Value, MaxField), Name: Clip(rb.Name, MaxField), Msg: rb.Msg, Term: rb.Term})
 }
 
-// send records a message and schedules its copies by its fate.
-func (rt *router) send(env wire.Envelope) {
-	r := rt.r
-	mtype := "?"
-	if head, err := wire.ParseHead(env.Body); err == nil && head.Type != "" {
-		mtype = head.Type
-	}
+// send records a message and schedules its copies by its fate. Its cost,
+// hop by hop (docs/performance.md has the figures):
+//   - under the router's lock: an id, the counts, the send event (written
+//     as a JSON line into the history's buffer), the nemesis's fate;
+//   - per copy: the line the receiver reads (the envelope with the id
+//     first), then either straight into the receiver's outbox, when it is
+//     due now and nothing for that receiver waits in the delay queue, or
+//     into the delay queue (a heap and one goroutine), which moves it to
+//     the outbox when due.
+func (rt *router) send(env wire.Envelope, typ string) {
 	rt.mu.Lock()
-	mtype = rt.typeName(mtype)
+	rt.sendLocked(env, rt.typeName(typ))
+}
+
+// sendTyped is send with the type as the line's bytes: a type seen before
+// is found without making a string of it.
+func (rt *router) sendTyped(env wire.Envelope, typ []byte) {
+	rt.mu.Lock()
+	name, ok := rt.types[string(typ)]
+	if !ok {
+		name = rt.typeName(string(typ))
+	}
+	rt.sendLocked(env, name)
+}
+
+// sendLocked is send, under the router's lock (which it releases), with
+// the type's name.
+func (rt *router) sendLocked(env wire.Envelope, mtype string) {
+	r := rt.r
 	rt.nextID++
 	id := rt.nextID
-	rt.counts[CountSent]++
-	rt.counts[CountSent+"."+mtype]++
+	rt.sent++
+	if rt.sentBy == nil {
+		rt.sentBy = map[string]int64{}
+	}
+	rt.sentBy[mtype]++
 	var now int64
 	if rt.record {
 		// Recording under the router's lock keeps the send events of one
@@ -116,8 +164,11 @@ func (rt *router) send(env wire.Envelope) {
 	} else {
 		now = r.rec.Now()
 	}
-	fate := rt.nem.Decide(nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body}, time.Duration(now))
-	for range len(fate.Copies) - 1 {
+	fate := rt.nem.DecideInto(rt.fate, nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body}, time.Duration(now))
+	rt.fate = fate.Copies[:0]
+	var few [2]nemesis.Copy
+	copies := append(few[:0], fate.Copies...) // fate's are the router's, reused
+	for range len(copies) - 1 {
 		rt.counts[CountDuplicated]++
 		if rt.record {
 			r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
@@ -131,7 +182,7 @@ func (rt *router) send(env wire.Envelope) {
 		return
 	}
 	dest := r.members[env.Dest]
-	for _, c := range fate.Copies {
+	for _, c := range copies {
 		e, dc := env, d
 		e.ID = id
 		if c.Body != nil {
@@ -141,38 +192,65 @@ func (rt *router) send(env wire.Envelope) {
 				e.Sum = wire.Sum(c.Body)
 			}
 		}
-		dc.line = e.Append(nil)
-		rt.queue.push(r.zero.Add(time.Duration(now)+c.Delay), func() { r.enqueue(dest, dc) })
+		dc.line = e.Append(make([]byte, 0, len(e.Body)+len(e.Src)+len(e.Dest)+len(e.Sum)+64))
+		if c.Delay <= 0 && dest.delayed.Load() == 0 {
+			// Due now, and nothing older for this node is waiting: no
+			// queue, no hand-off.
+			r.enqueue(dest, dc)
+			continue
+		}
+		// Counted until it is in the outbox, so that a later message
+		// never overtakes it there.
+		dest.delayed.Add(1)
+		rt.queue.push(r.zero.Add(time.Duration(now)+c.Delay), func() {
+			r.enqueue(dest, dc)
+			dest.delayed.Add(-1)
+		})
 	}
 }
 
-// enqueue hands a due delivery to its node's queue without ever blocking.
+// enqueue hands a due delivery to its node's outbox without ever blocking.
 func (r *run) enqueue(m *member, d delivery) {
-	select {
-	case m.outbox <- d:
-	default:
-		if d.msg != 0 {
-			r.dropped(d, m.name, "overflow")
-		}
+	if !m.box.put(d) && d.msg != 0 {
+		r.dropped(d, m.name, "overflow")
 	}
 }
 
-// delivered records a delivery; a corrupted one is recorded as corrupt
-// first, always, with the body it carries when messages are recorded, so
-// that a receiver's rejection can be matched with it.
-func (r *run) delivered(d delivery, to string) {
-	if d.corrupt != "" {
-		r.router.count(CountCorrupted, CountCorrupted+"."+d.corrupt)
-		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt, Detail: d.detail}
-		if r.router.record {
-			e.Body = string(d.body)
+// deliveredAll records the deliveries of one write to a node: for each
+// message between nodes, its corrupt event first (always, with the body it
+// carries when messages are recorded, so that a receiver's rejection can
+// be matched with it), then its delivery. events is scratch space,
+// returned for reuse.
+func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) []history.Event {
+	rt := r.router
+	events = events[:0]
+	n := int64(0)
+	rt.mu.Lock()
+	for i := range batch {
+		d := &batch[i]
+		if d.msg == 0 {
+			continue
 		}
-		r.rec.Record(e)
+		n++
+		if d.corrupt != "" {
+			rt.counts[CountCorrupted]++
+			rt.counts[CountCorrupted+"."+d.corrupt]++
+			e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt, Detail: d.detail}
+			if rt.record {
+				e.Body = string(d.body)
+			}
+			events = append(events, e)
+		}
+		if rt.record {
+			events = append(events, history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
+		}
 	}
-	r.router.count(CountDelivered)
-	if r.router.record {
-		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
+	rt.counts[CountDelivered] += n
+	rt.mu.Unlock()
+	if len(events) > 0 {
+		r.rec.RecordAll(events)
 	}
+	return events
 }
 
 func (r *run) dropped(d delivery, to, reason string) {

@@ -106,6 +106,23 @@ func (r *Recorder) Record(e Event) Event {
 	return e
 }
 
+// RecordAll records events in order, under one lock and at one time: what
+// happened together, such as the messages one write hands a node.
+func (r *Recorder) RecordAll(es []Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	t := max(r.clock(), r.last)
+	r.last = t
+	for i := range es {
+		es[i].Index = r.n
+		es[i].Time = t
+		r.append(es[i])
+	}
+}
+
 func (r *Recorder) append(e Event) {
 	if r.h != nil {
 		r.h.Add(e)

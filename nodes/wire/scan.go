@@ -16,8 +16,10 @@ import (
 // that is not a plain integer) goes to Parse and ParseHead, so that the
 // result is always theirs.
 func Scan(line []byte) (Envelope, string, error) {
-	e, typ, ok := scanFast(line)
+	raw, ok := scanFast(line)
 	if ok {
+		e := Envelope{ID: raw.ID, Src: string(raw.Src), Dest: string(raw.Dest), Body: raw.Body, Sum: string(raw.Sum)}
+		typ := string(raw.Type)
 		if e.Dest == "" {
 			return e, typ, errors.New("envelope has no dest")
 		}
@@ -30,20 +32,40 @@ func Scan(line []byte) (Envelope, string, error) {
 	if err != nil {
 		return e, "", err
 	}
+	typ := ""
 	if h, err := ParseHead(e.Body); err == nil {
 		typ = h.Type
 	}
 	return e, typ, nil
 }
 
+// Raw is a line as ScanRaw finds it: every field aliases the line.
+type Raw struct {
+	ID                   int64
+	Src, Dest, Sum, Body []byte
+	Type                 []byte // the body's type, as Scan gives it
+}
+
+// ScanRaw is Scan's fast path alone, for a caller that would rather not
+// make strings of what it only looks up: it reports false for any line
+// that Scan would take to encoding/json or refuse, and the caller then
+// calls Scan.
+func ScanRaw(line []byte) (Raw, bool) {
+	raw, ok := scanFast(line)
+	if !ok || len(raw.Dest) == 0 || len(raw.Body) == 0 || string(raw.Body) == "null" {
+		return Raw{}, false
+	}
+	return raw, true
+}
+
 // scanFast parses a line made of one object whose keys are plain, and
 // reports false for anything it does not take exactly as encoding/json
 // would, or for any line that is not valid JSON (Parse then says why).
-func scanFast(b []byte) (e Envelope, typ string, ok bool) {
+func scanFast(b []byte) (e Raw, ok bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
 	if !s.Eat('{') {
-		return e, "", false
+		return e, false
 	}
 	seenBody := false
 	s.WS()
@@ -52,45 +74,45 @@ func scanFast(b []byte) (e Envelope, typ string, ok bool) {
 			s.WS()
 			key, plain := s.Str()
 			if !plain {
-				return e, "", false
+				return e, false
 			}
 			s.WS()
 			if !s.Eat(':') {
-				return e, "", false
+				return e, false
 			}
 			s.WS()
 			switch string(key) {
 			case "src", "dest", "sum":
 				v, plain := s.Str()
 				if !plain {
-					return e, "", false
+					return e, false
 				}
 				switch key[0] {
 				case 's':
 					if key[1] == 'r' {
-						e.Src = string(v)
+						e.Src = v
 					} else {
-						e.Sum = string(v)
+						e.Sum = v
 					}
 				default:
-					e.Dest = string(v)
+					e.Dest = v
 				}
 			case "id":
 				n, ok := s.Int()
 				if !ok {
-					return e, "", false
+					return e, false
 				}
 				e.ID = n
 			case "body":
 				start := s.I
 				t, ok := body(&s)
 				if !ok {
-					return e, "", false
+					return e, false
 				}
-				e.Body, typ, seenBody = b[start:s.I], t, true
+				e.Body, e.Type, seenBody = b[start:s.I], t, true
 			default:
 				if foldsToField(key) || !s.Value() {
-					return e, "", false
+					return e, false
 				}
 			}
 			s.WS()
@@ -98,15 +120,15 @@ func scanFast(b []byte) (e Envelope, typ string, ok bool) {
 				break
 			}
 			if !s.Eat(',') {
-				return e, "", false
+				return e, false
 			}
 		}
 	}
 	s.WS()
 	if s.I != len(b) || !seenBody {
-		return e, "", false
+		return e, false
 	}
-	return e, typ, true
+	return e, true
 }
 
 // foldsToField reports whether a key that is not one of the envelope's is
@@ -124,26 +146,26 @@ func foldsToField(key []byte) bool {
 // it. It reports false when it cannot tell exactly: a type that is not a
 // plain string, a msg_id or in_reply_to that is not a plain integer, a
 // key that folds to one of those, or a body that is not valid JSON.
-func body(s *jsonscan.Scanner) (string, bool) {
+func body(s *jsonscan.Scanner) ([]byte, bool) {
 	if s.I >= len(s.B) || s.B[s.I] != '{' {
 		// Not an object: ParseHead fails (null aside, which Scan refuses).
-		return "", s.Value()
+		return nil, s.Value()
 	}
 	s.I++
-	typ := ""
+	var typ []byte
 	s.WS()
 	if s.Eat('}') {
-		return "", true
+		return nil, true
 	}
 	for {
 		s.WS()
 		key, plain := s.Str()
 		if !plain {
-			return "", false
+			return nil, false
 		}
 		s.WS()
 		if !s.Eat(':') {
-			return "", false
+			return nil, false
 		}
 		s.WS()
 		switch string(key) {
@@ -153,24 +175,24 @@ func body(s *jsonscan.Scanner) (string, bool) {
 			}
 			v, plain := s.Str()
 			if !plain {
-				return "", false
+				return nil, false
 			}
-			typ = string(v)
+			typ = v
 		case "msg_id", "in_reply_to":
 			if s.Lit("null") {
 				break
 			}
 			t, ok := s.Number()
 			if !ok {
-				return "", false
+				return nil, false
 			}
 			if _, err := strconv.ParseInt(string(t), 10, strconv.IntSize); err != nil {
-				return "", false
+				return nil, false
 			}
 		default:
 			if bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("msg_id")) ||
 				bytes.EqualFold(key, []byte("in_reply_to")) || !s.ValueDepth(1) {
-				return "", false
+				return nil, false
 			}
 		}
 		s.WS()
@@ -178,7 +200,7 @@ func body(s *jsonscan.Scanner) (string, bool) {
 			return typ, true
 		}
 		if !s.Eat(',') {
-			return "", false
+			return nil, false
 		}
 	}
 }

@@ -25,6 +25,12 @@ func sameScan(t *testing.T, line []byte) {
 	if (err == nil) != (werr == nil) {
 		t.Fatalf("%q: Scan error %v, Parse error %v", line, err, werr)
 	}
+	if raw, ok := ScanRaw(line); ok {
+		if err != nil || raw.ID != e.ID || string(raw.Src) != e.Src || string(raw.Dest) != e.Dest || string(raw.Sum) != e.Sum ||
+			!bytes.Equal(raw.Body, e.Body) || string(raw.Type) != typ {
+			t.Fatalf("%q: ScanRaw gave %+v, Scan %+v type %q (error %v)", line, raw, e, typ, err)
+		}
+	}
 	if err != nil {
 		return
 	}
