@@ -38,6 +38,10 @@ type delivery struct {
 	corrupt string
 	body    []byte
 	detail  string
+	// recorded is set once the delivery is recorded (and counted): by a
+	// direct delivery that found the pipe full and left the write to the
+	// writer.
+	recorded bool
 }
 
 // member is one node of the cluster, across its incarnations.
@@ -177,6 +181,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 	defer close(done)
 	out := &stream{r: p.Stdout}
 	lines := history.NewLineReader(out, MaxLine)
+	var wk wakes
 	up, dropped := false, false
 	for {
 		line, n, long, err := lines.Next()
@@ -193,7 +198,10 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		case long:
 			r.logf("%s: ignoring a line of %d bytes before init_ok", m.name, n)
 		case up:
-			r.route(m.name, line)
+			r.route(m.name, line, &wk)
+			if !lines.HasLine() {
+				wk.flush() // nothing more in hand: the writers fed go now
+			}
 		case dropped:
 		case !isInitOK(line):
 			r.logf("%s: ignoring output before init_ok: %s", m.name, quote(line))
@@ -220,6 +228,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		}
 		out.handled.Add(int64(n))
 	}
+	wk.flush()
 	state, _ := p.Wait()
 	hs.mu.Lock()
 	hs.exit = exitDetail(state)
@@ -257,49 +266,48 @@ func exitDetail(s *os.ProcessState) string {
 // paused it holds the deliveries (the outbox fills and then overflows, as
 // a stopped process's socket buffer would); nothing else waits for it.
 func (r *run) write(m *member) {
-	var line []byte
 	var events []history.Event
 	for {
-		batch, ok := m.box.take()
+		batch, lines, ok := m.box.take()
 		if !ok {
 			return
 		}
-		m.mu.Lock()
-		for m.resumed != nil {
-			ch := m.resumed
-			m.mu.Unlock()
-			<-ch
-			m.mu.Lock()
-		}
-		p := m.proc
-		if p != nil {
-			// Recorded under m.mu, so that a delivery is never recorded
-			// after the pause that holds it.
-			events = r.deliveredAll(batch, m.name, events)
-		}
+		r.writeBatch(m, batch, lines, &events)
+		m.box.done()
+	}
+}
+
+// writeBatch writes a batch of deliveries (their lines one after another
+// in lines) to whichever incarnation is up, in one write, once it is not
+// paused.
+func (r *run) writeBatch(m *member, batch []delivery, lines []byte, events *[]history.Event) {
+	m.mu.Lock()
+	for m.resumed != nil {
+		ch := m.resumed
 		m.mu.Unlock()
-		if p == nil {
-			for _, d := range batch {
-				if d.msg != 0 { // a client request or control message is just lost
-					r.dropped(d, m.name, "down")
-				}
-			}
-			continue
-		}
-		// One write for the whole batch.
-		line = line[:0]
+		<-ch
+		m.mu.Lock()
+	}
+	p := m.proc
+	if p != nil {
+		// Recorded under m.mu, so that a delivery is never recorded
+		// after the pause that holds it.
+		*events = r.deliveredAll(batch, m.name, *events)
+	}
+	m.mu.Unlock()
+	if p == nil {
 		for _, d := range batch {
-			line = append(line, d.line...)
-		}
-		if _, err := p.Stdin.Write(line); err != nil {
-			for _, d := range batch {
-				if d.msg != 0 {
-					r.dropped(d, m.name, "write-failed")
-				}
+			if d.msg != 0 { // a client request or control message is just lost
+				r.dropped(d, m.name, "down")
 			}
 		}
-		if cap(line) > 1<<20 {
-			line = nil // a rare burst does not pin its buffer
+		return
+	}
+	if _, err := p.Stdin.Write(lines); err != nil {
+		for _, d := range batch {
+			if d.msg != 0 {
+				r.dropped(d, m.name, "write-failed")
+			}
 		}
 	}
 }

@@ -72,7 +72,7 @@ const shortWait = 2 * time.Millisecond
 // napMax is the longest one nap of a short wait, after which the queue
 // looks again for items pushed meanwhile: the most a newly pushed item
 // that is due at once can be late.
-const napMax = 50 * time.Microsecond
+const napMax = 20 * time.Microsecond
 
 func (q *delayQueue) loop() {
 	defer close(q.done)

@@ -50,7 +50,7 @@ func FuzzNodeOutput(f *testing.F) {
 		r.clients.mu.Unlock()
 		for _, line := range strings.Split(out, "\n") {
 			_ = isInitOK([]byte(line))
-			r.route("n2", []byte(line))
+			r.route("n2", []byte(line), nil)
 		}
 		r.router.queue.close()
 		refusals := map[[2]string]int{}

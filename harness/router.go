@@ -2,8 +2,11 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"coup/harness/history"
@@ -64,7 +67,7 @@ func (rt *router) count(keys ...string) {
 
 // route handles one line written by a node, in the order the node wrote
 // it.
-func (r *run) route(from string, line []byte) {
+func (r *run) route(from string, line []byte, wk *wakes) {
 	// The common case, a message to a node in plain JSON, makes no string:
 	// the names are the members' own, the type the router's.
 	if raw, ok := wire.ScanRaw(line); ok {
@@ -76,7 +79,7 @@ func (r *run) route(from string, line []byte) {
 			if len(raw.Sum) > 0 {
 				env.Sum = string(raw.Sum)
 			}
-			r.router.sendTyped(env, raw.Type)
+			r.router.sendTyped(env, raw.Type, wk)
 			return
 		}
 	}
@@ -94,7 +97,7 @@ func (r *run) route(from string, line []byte) {
 		r.report(from, env.Body)
 	case m != nil:
 		env.Dest = m.name
-		r.router.send(env, typ)
+		r.router.send(env, typ, wk)
 	default:
 		r.clients.reply(from, env)
 	}
@@ -128,25 +131,25 @@ func (r *run) report(from string, body []byte) {
 //     due now and nothing for that receiver waits in the delay queue, or
 //     into the delay queue (a heap and one goroutine), which moves it to
 //     the outbox when due.
-func (rt *router) send(env wire.Envelope, typ string) {
+func (rt *router) send(env wire.Envelope, typ string, wk *wakes) {
 	rt.mu.Lock()
-	rt.sendLocked(env, rt.typeName(typ))
+	rt.sendLocked(env, rt.typeName(typ), wk)
 }
 
 // sendTyped is send with the type as the line's bytes: a type seen before
 // is found without making a string of it.
-func (rt *router) sendTyped(env wire.Envelope, typ []byte) {
+func (rt *router) sendTyped(env wire.Envelope, typ []byte, wk *wakes) {
 	rt.mu.Lock()
 	name, ok := rt.types[string(typ)]
 	if !ok {
 		name = rt.typeName(string(typ))
 	}
-	rt.sendLocked(env, name)
+	rt.sendLocked(env, name, wk)
 }
 
 // sendLocked is send, under the router's lock (which it releases), with
 // the type's name.
-func (rt *router) sendLocked(env wire.Envelope, mtype string) {
+func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 	r := rt.r
 	rt.nextID++
 	id := rt.nextID
@@ -192,28 +195,158 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string) {
 				e.Sum = wire.Sum(c.Body)
 			}
 		}
-		dc.line = e.Append(make([]byte, 0, len(e.Body)+len(e.Src)+len(e.Dest)+len(e.Sum)+64))
 		if c.Delay <= 0 && dest.delayed.Load() == 0 {
 			// Due now, and nothing older for this node is waiting: no
-			// queue, no hand-off.
-			r.enqueue(dest, dc)
+			// queue, and the line is written straight into the outbox.
+			r.enqueueEnvelope(dest, dc, &e, wk)
 			continue
 		}
+		dc.line = e.Append(make([]byte, 0, len(e.Body)+len(e.Src)+len(e.Dest)+len(e.Sum)+64))
 		// Counted until it is in the outbox, so that a later message
 		// never overtakes it there.
 		dest.delayed.Add(1)
 		rt.queue.push(r.zero.Add(time.Duration(now)+c.Delay), func() {
-			r.enqueue(dest, dc)
+			r.deliverDue(dest, dc)
 			dest.delayed.Add(-1)
 		})
 	}
 }
 
-// enqueue hands a due delivery to its node's outbox without ever blocking.
-func (r *run) enqueue(m *member, d delivery) {
-	if !m.box.put(d) && d.msg != 0 {
-		r.dropped(d, m.name, "overflow")
+// deliverDue hands a delayed delivery, now due, to its node without ever
+// blocking: written at once when nothing waits for the node and its pipe
+// takes the line whole, else through the outbox. Written at once, it
+// saves the wake-up of the node's writer, which on an idle machine is
+// much of a delayed message's lateness.
+func (r *run) deliverDue(m *member, d delivery) {
+	if len(d.line) <= pipeAtomic && m.box.claim() {
+		written := r.deliverNow(m, &d)
+		m.box.done()
+		if written {
+			return
+		}
 	}
+	r.enqueue(m, d)
+}
+
+// pipeAtomic is the longest write a pipe takes whole or not at all (Linux's
+// PIPE_BUF): a direct delivery is never cut in two.
+const pipeAtomic = 4096
+
+// deliverNow records a delivery and writes it to the node at once, without
+// waiting: it reports false when the node is down or paused, or its pipe
+// is full, leaving the delivery to the writer (recorded, in that last
+// case). The caller holds the node's write turn.
+func (r *run) deliverNow(m *member, d *delivery) bool {
+	m.mu.Lock()
+	p := m.proc
+	if p == nil || m.resumed != nil {
+		m.mu.Unlock()
+		return false
+	}
+	if d.msg != 0 {
+		var scratch [2]history.Event
+		one := [1]delivery{*d}
+		r.deliveredAll(one[:], m.name, scratch[:0])
+		d.recorded = true
+	}
+	m.mu.Unlock()
+	err := writeNow(p.Stdin, d.line)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, syscall.EAGAIN):
+		return false // the pipe is full; the writer waits for room
+	}
+	if d.msg != 0 {
+		r.dropped(*d, m.name, "write-failed")
+	}
+	return true
+}
+
+// writeNow makes one write of b to f that does not wait: a pipe of the
+// runtime's poller is non-blocking, and a write of at most pipeAtomic
+// bytes goes whole or fails with EAGAIN.
+func writeNow(f io.Writer, b []byte) error {
+	sc, ok := f.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return syscall.EAGAIN // no way to try: leave it to the writer
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	n := 0
+	var werr error
+	if err := rc.Write(func(fd uintptr) bool {
+		n, werr = syscall.Write(int(fd), b)
+		return true // one attempt, whatever it gives
+	}); err != nil {
+		return err
+	}
+	if werr == nil && n < len(b) {
+		_, werr = f.Write(b[n:]) // not expected of a pipe; finish the line
+	}
+	return werr
+}
+
+// enqueue hands a due delivery to its node's outbox without ever blocking.
+func (r *run) enqueue(m *member, d delivery) { r.enqueueFrom(m, d, nil) }
+
+// enqueueFrom is enqueue for a node's reader, which wakes the writers it
+// fed once it has routed every line it has in hand (wk), so that a burst
+// of messages goes out in one write rather than one each.
+func (r *run) enqueueFrom(m *member, d delivery, wk *wakes) {
+	if !m.box.putQuiet(d) {
+		if d.msg != 0 {
+			r.dropped(d, m.name, "overflow")
+		}
+		return
+	}
+	if wk == nil {
+		m.box.signal()
+		return
+	}
+	wk.add(m.box)
+}
+
+// enqueueEnvelope is enqueueFrom with the delivery's line given as its
+// envelope.
+func (r *run) enqueueEnvelope(m *member, d delivery, e *wire.Envelope, wk *wakes) {
+	if !m.box.putEnvelope(d, e) {
+		if d.msg != 0 {
+			r.dropped(d, m.name, "overflow")
+		}
+		return
+	}
+	if wk == nil {
+		m.box.signal()
+		return
+	}
+	wk.add(m.box)
+}
+
+// wakes are the outboxes a reader has put deliveries into and not yet
+// signalled.
+type wakes struct{ boxes []*outbox }
+
+func (w *wakes) add(o *outbox) {
+	for _, b := range w.boxes {
+		if b == o {
+			return
+		}
+	}
+	w.boxes = append(w.boxes, o)
+}
+
+// flush signals every outbox added since the last flush.
+func (w *wakes) flush() {
+	for _, b := range w.boxes {
+		b.signal()
+	}
+	clear(w.boxes)
+	w.boxes = w.boxes[:0]
 }
 
 // deliveredAll records the deliveries of one write to a node: for each
@@ -228,7 +361,7 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 	rt.mu.Lock()
 	for i := range batch {
 		d := &batch[i]
-		if d.msg == 0 {
+		if d.msg == 0 || d.recorded {
 			continue
 		}
 		n++
