@@ -304,6 +304,10 @@ func isElect(e *history.Event) bool {
 
 // complexity: every election costs at most the algorithm's message bound.
 func complexity(h *history.History) Result {
+	return unrecordedAfter(h, complexityOf(h), "the cost of the elections after it is unknown")
+}
+
+func complexityOf(h *history.History) Result {
 	bound := h.Meta.MessageBound
 	es := electionsOf(h)
 	r := Result{Figures: map[string]any{"elections": len(es.list)}}
@@ -528,4 +532,31 @@ func kept(e *history.Event) *history.Event {
 	}
 	c := *e
 	return &c
+}
+
+// messageLimit returns the limit event after which the history stops
+// recording messages one by one, if it has one.
+func messageLimit(h *history.History) *history.Event {
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == history.KindLimit && e.What == history.LimitMessages {
+			return e
+		}
+	}
+	return nil
+}
+
+// unrecordedAfter judges a check that needs every message on a history
+// that stopped recording them: a violation found among the recorded
+// messages stands; anything else is unknown, since what was not recorded
+// may hide one.
+func unrecordedAfter(h *history.History, r Result, unknown string) Result {
+	lim := messageLimit(h)
+	if lim == nil || r.Valid == False {
+		return r
+	}
+	r.Valid = Unknown
+	r.Evidence = []history.Event{*lim}
+	r.Explanation = fmt.Sprintf("the run stopped recording messages one by one at %s, after %s of them (history.max_messages), so %s; among the recorded ones: %s",
+		fmtTime(lim.Time), lim.Value, unknown, r.Explanation)
+	return r
 }

@@ -38,6 +38,10 @@ type delivery struct {
 	corrupt string
 	body    []byte
 	detail  string
+	// rec says whether the message's events are recorded; capped that
+	// the limit on recorded messages had bitten when it was sent (not even
+	// its corruption is recorded).
+	rec, capped bool
 	// recorded is set once the delivery is recorded (and counted): by a
 	// direct delivery that found the pipe full and left the write to the
 	// writer.

@@ -48,7 +48,7 @@ func TestEnqueueNeverBlocks(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := 1; i <= 5; i++ {
-			r.enqueue(m, delivery{msg: int64(i), src: "n2", mtype: "x"})
+			r.enqueue(m, delivery{msg: int64(i), src: "n2", mtype: "x", rec: true})
 		}
 		close(done)
 	}()

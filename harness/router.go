@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +20,11 @@ import (
 type router struct {
 	r      *run
 	record bool // record every message as an event
+	// limit is the most messages recorded one by one (history.max_messages);
+	// recorded counts them, and capped is set once the limit has bitten.
+	limit    int64
+	recorded int64
+	capped   bool
 
 	mu     sync.Mutex // guards nem (but for Apply of process actions), nextID, the counts, types and fate
 	nem    *nemesis.Nemesis
@@ -158,8 +164,9 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 		rt.sentBy = map[string]int64{}
 	}
 	rt.sentBy[mtype]++
+	rec, capped := rt.recording(env.Src)
 	var now int64
-	if rt.record {
+	if rec {
 		// Recording under the router's lock keeps the send events of one
 		// link in the order of their fates.
 		e := r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgSend, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
@@ -173,13 +180,13 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 	copies := append(few[:0], fate.Copies...) // fate's are the router's, reused
 	for range len(copies) - 1 {
 		rt.counts[CountDuplicated]++
-		if rt.record {
+		if rec {
 			r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
 		}
 	}
 	rt.mu.Unlock()
 
-	d := delivery{msg: id, src: env.Src, mtype: mtype}
+	d := delivery{msg: id, src: env.Src, mtype: mtype, rec: rec, capped: capped}
 	if fate.Drop {
 		r.dropped(d, env.Dest, fate.Reason)
 		return
@@ -291,6 +298,31 @@ func writeNow(f io.Writer, b []byte) error {
 	return werr
 }
 
+// recording says whether a message from src is recorded one by one, and
+// whether the limit has bitten (called under mu). The message that finds
+// the limit reached records the limit event.
+func (rt *router) recording(src string) (rec, capped bool) {
+	switch {
+	case rt.capped:
+		rt.counts[CountUnrecorded]++
+		return false, true
+	case rt.limit > 0 && rt.recorded >= rt.limit:
+		rt.capped = true
+		rt.counts[CountUnrecorded] = 1
+		rt.r.rec.Record(history.Event{Kind: history.KindLimit, What: history.LimitMessages, Node: src, Value: strconv.FormatInt(rt.limit, 10),
+			Detail: fmt.Sprintf("%d messages were recorded, history.max_messages; from this one on, sent by %s, messages are counted, not recorded", rt.limit, src)})
+		rt.r.logf("recording stopped at %d messages (history.max_messages), on a message from %s; messages are still counted", rt.limit, src)
+		return false, true
+	case !rt.record:
+		return false, false
+	}
+	rt.recorded++
+	return true, false
+}
+
+// CountUnrecorded counts the messages past history.max_messages.
+const CountUnrecorded = "messages.unrecorded"
+
 // enqueue hands a due delivery to its node's outbox without ever blocking.
 func (r *run) enqueue(m *member, d delivery) { r.enqueueFrom(m, d, nil) }
 
@@ -369,12 +401,14 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 			rt.counts[CountCorrupted]++
 			rt.counts[CountCorrupted+"."+d.corrupt]++
 			e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt, Detail: d.detail}
-			if rt.record {
+			if d.rec {
 				e.Body = string(d.body)
 			}
-			events = append(events, e)
+			if !d.capped {
+				events = append(events, e)
+			}
 		}
-		if rt.record {
+		if d.rec {
 			events = append(events, history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
 		}
 	}
@@ -388,7 +422,7 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 
 func (r *run) dropped(d delivery, to, reason string) {
 	r.router.count(CountDropped, CountDropped+"."+reason)
-	if r.router.record {
+	if d.rec {
 		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDrop, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: reason})
 	}
 }

@@ -111,7 +111,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Results, st
 	})
 	r.watch = newWatcher()
 	r.rec.Subscribe(r.watch.push)
-	r.router = &router{r: r, record: sc.RecordMessages(), counts: map[string]int64{}, sentBy: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
+	r.router = &router{r: r, record: sc.RecordMessages(), limit: sc.MessageLimit(), counts: map[string]int64{}, sentBy: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
 	w, timeout := NewWorkload(sc)
 	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 
