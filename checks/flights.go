@@ -23,7 +23,15 @@ type Flights struct {
 	// Unmatched counts deliveries and drops whose send the history does
 	// not hold; their Sent is their At.
 	Unmatched int
+	// Omitted counts the copies after the first MaxFlights, which are not
+	// kept: a report draws a run's first MaxFlights copies and counts the
+	// rest.
+	Omitted int
 }
+
+// MaxFlights is the most flights BuildFlights keeps, so that a report of a
+// run of millions of messages costs a bounded memory.
+const MaxFlights = 200_000
 
 // Flight is one copy of a message: its send and where it ended.
 type Flight struct {
@@ -92,6 +100,12 @@ func BuildFlights(h *history.History) *Flights {
 		corrupt: map[int64]string{}, copies: map[int64]int{}, waiting: map[string][]int{}}
 	f := b.f
 	for e := range h.All() {
+		if len(f.List) >= MaxFlights {
+			if e.Kind == history.KindMsg && (e.What == history.MsgDeliver || e.What == history.MsgDrop) {
+				f.Omitted++
+			}
+			continue
+		}
 		switch {
 		case e.Kind == history.KindProcess && e.What == history.ProcStart:
 			delete(b.waiting, e.Node) // a new incarnation rejects nothing it did not receive

@@ -41,6 +41,7 @@ func WriteReport(w io.Writer, res *Results, h *history.History) error {
 		page.Data = m.scriptJSON()
 		page.Script = template.JS(reportScript)
 		page.Unmatched = m.fl.Unmatched
+		page.FlightsOmitted, page.FlightsKept = m.fl.Omitted, len(m.fl.List)
 	}
 	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
 	page.Mutex = m.mutexLanes()
@@ -94,12 +95,15 @@ type reportPage struct {
 	// its preset windows otherwise, WindowCSS the rules that show the
 	// chosen one, Data and Script what lets a reader draw another.
 	MessagesNote string
-	Windows      []stWindow
-	WindowCSS    template.CSS
-	TypeLegend   template.HTML
-	Data         template.JS
-	Script       template.JS
-	Unmatched    int
+	// FlightsOmitted counts the copies after the FlightsKept first, which
+	// the diagram does not draw (checks.MaxFlights).
+	FlightsOmitted, FlightsKept int
+	Windows                     []stWindow
+	WindowCSS                   template.CSS
+	TypeLegend                  template.HTML
+	Data                        template.JS
+	Script                      template.JS
+	Unmatched                   int
 	// Metrics are the metric plots; the other two count the metrics left
 	// out past maxMetrics and the values that were not numbers.
 	Metrics           []metricPlot

@@ -102,6 +102,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .MessagesNote}}<p class="note" id="messages-note">{{.MessagesNote}}</p>{{else}}
 <p class="key">A space-time diagram: one line per node (solid while up, hatched while paused, dotted while down), time to the right. An arrow is a message from its send to its delivery, coloured and labelled by its type; a dashed stub ending in a red ✕ is a dropped message, drawn mid-way when the network lost it and near the receiver when that was down; a ringed end is a corrupted message its receiver rejected, a red diamond one it did not reject; a dotted arrow is a duplicate. Yellow bands are the nemesis's faults, red outlines the intervals of failed checks, the dashed line GST. Hover for details; choose a window below.</p>
 <div class="legend">Types: {{.TypeLegend}}</div>
+{{if .FlightsOmitted}}<p class="note" id="messages-omitted">The diagram draws the run's first {{.FlightsKept}} copies of messages; the {{.FlightsOmitted}} after them are counted in the table above, not drawn.</p>{{end}}
 <div class="windows" id="spacetime-windows">
 {{range $i, $w := .Windows}}<input type="radio" name="stw" id="stw-{{$i}}"{{if $w.Default}} checked{{end}}><label for="stw-{{$i}}">{{$w.Label}}</label>
 {{end}}<input type="radio" name="stw" id="stw-custom" disabled><label for="stw-custom" id="stl-custom" hidden>your window</label>

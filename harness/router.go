@@ -210,7 +210,12 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 		}
 		dc.line = e.Append(make([]byte, 0, len(e.Body)+len(e.Src)+len(e.Dest)+len(e.Sum)+64))
 		// Counted until it is in the outbox, so that a later message
-		// never overtakes it there.
+		// never overtakes it there; bounded, like the outbox, so that a
+		// flood cannot fill the delay queue.
+		if dest.delayed.Load() >= MaxDelayed {
+			r.dropped(dc, dest.name, "overflow")
+			continue
+		}
 		dest.delayed.Add(1)
 		rt.queue.push(r.zero.Add(time.Duration(now)+c.Delay), func() {
 			r.deliverDue(dest, dc)
@@ -234,6 +239,10 @@ func (r *run) deliverDue(m *member, d delivery) {
 	}
 	r.enqueue(m, d)
 }
+
+// MaxDelayed bounds each node's deliveries waiting in the delay queue; a
+// copy that finds it reached is dropped as an overflow.
+const MaxDelayed = 4 * OutboxSize
 
 // pipeAtomic is the longest write a pipe takes whole or not at all (Linux's
 // PIPE_BUF): a direct delivery is never cut in two.
