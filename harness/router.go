@@ -333,39 +333,29 @@ func (rt *router) recording(src string) (rec, capped bool) {
 const CountUnrecorded = "messages.unrecorded"
 
 // enqueue hands a due delivery to its node's outbox without ever blocking.
-func (r *run) enqueue(m *member, d delivery) { r.enqueueFrom(m, d, nil) }
+func (r *run) enqueue(m *member, d delivery) { r.queued(m, d, m.box.putQuiet(d), nil) }
 
-// enqueueFrom is enqueue for a node's reader, which wakes the writers it
-// fed once it has routed every line it has in hand (wk), so that a burst
-// of messages goes out in one write rather than one each.
-func (r *run) enqueueFrom(m *member, d delivery, wk *wakes) {
-	if !m.box.putQuiet(d) {
-		if d.msg != 0 {
-			r.dropped(d, m.name, "overflow")
-		}
-		return
-	}
-	if wk == nil {
-		m.box.signal()
-		return
-	}
-	wk.add(m.box)
+// enqueueEnvelope is enqueue with the delivery's line given as its
+// envelope, for a node's reader, which wakes the writers it fed once it
+// has routed every line it has in hand (wk), so that a burst of messages
+// goes out in one write rather than one each.
+func (r *run) enqueueEnvelope(m *member, d delivery, e *wire.Envelope, wk *wakes) {
+	r.queued(m, d, m.box.putEnvelope(d, e), wk)
 }
 
-// enqueueEnvelope is enqueueFrom with the delivery's line given as its
-// envelope.
-func (r *run) enqueueEnvelope(m *member, d delivery, e *wire.Envelope, wk *wakes) {
-	if !m.box.putEnvelope(d, e) {
-		if d.msg != 0 {
-			r.dropped(d, m.name, "overflow")
-		}
-		return
-	}
-	if wk == nil {
+// queued finishes putting d into m's outbox: a delivery the outbox did not
+// take (ok false) is an overflow; one it took wakes the writer, now or
+// with wk's flush.
+func (r *run) queued(m *member, d delivery, ok bool, wk *wakes) {
+	switch {
+	case !ok && d.msg != 0:
+		r.dropped(d, m.name, "overflow")
+	case !ok:
+	case wk == nil:
 		m.box.signal()
-		return
+	default:
+		wk.add(m.box)
 	}
-	wk.add(m.box)
 }
 
 // wakes are the outboxes a reader has put deliveries into and not yet
