@@ -265,57 +265,6 @@ func exitDetail(s *os.ProcessState) string {
 	return s.String()
 }
 
-// write hands a member's queued deliveries to whichever incarnation is up.
-// It runs for the whole run, one goroutine per member. While the node is
-// paused it holds the deliveries (the outbox fills and then overflows, as
-// a stopped process's socket buffer would); nothing else waits for it.
-func (r *run) write(m *member) {
-	var events []history.Event
-	for {
-		batch, lines, ok := m.box.take()
-		if !ok {
-			return
-		}
-		r.writeBatch(m, batch, lines, &events)
-		m.box.done()
-	}
-}
-
-// writeBatch writes a batch of deliveries (their lines one after another
-// in lines) to whichever incarnation is up, in one write, once it is not
-// paused.
-func (r *run) writeBatch(m *member, batch []delivery, lines []byte, events *[]history.Event) {
-	m.mu.Lock()
-	for m.resumed != nil {
-		ch := m.resumed
-		m.mu.Unlock()
-		<-ch
-		m.mu.Lock()
-	}
-	p := m.proc
-	if p != nil {
-		// Recorded under m.mu, so that a delivery is never recorded
-		// after the pause that holds it.
-		*events = r.deliveredAll(batch, m.name, *events)
-	}
-	m.mu.Unlock()
-	if p == nil {
-		for _, d := range batch {
-			if d.msg != 0 { // a client request or control message is just lost
-				r.dropped(d, m.name, "down")
-			}
-		}
-		return
-	}
-	if _, err := p.Stdin.Write(lines); err != nil {
-		for _, d := range batch {
-			if d.msg != 0 {
-				r.dropped(d, m.name, "write-failed")
-			}
-		}
-	}
-}
-
 // end ends a member's current incarnation for a reason ("crash" or "stop")
 // and records it once its output has been read to the end, so that nothing
 // it wrote is recorded after its end. A paused process is killed too.
