@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"coup/harness/history"
 )
@@ -108,7 +109,7 @@ func checkNames() []string {
 func newCheck(name, doc string, fn func(h *history.History) Result) Check {
 	run := func(h *history.History) Result {
 		var r Result
-		if prev, e, ok := backwards(h); ok {
+		if prev, e, ok := backwardsOnce(h); ok {
 			r = Result{
 				Valid: Unknown,
 				Explanation: fmt.Sprintf("the history's time runs backwards at event %d (%s after %s), so it cannot be judged; it was not written by a coup recorder or was edited",
@@ -139,6 +140,26 @@ func newCheck(name, doc string, fn func(h *history.History) Result) Check {
 		return r
 	}
 	return Check{Name: name, Doc: doc, Run: run}
+}
+
+// backwardsOnce is backwards, remembered for the last history asked about,
+// so that the checks of one run do not each scan its events again.
+func backwardsOnce(h *history.History) (prev, e history.Event, ok bool) {
+	lastScan.mu.Lock()
+	defer lastScan.mu.Unlock()
+	if s := &lastScan; s.h != h || s.n != h.Len() {
+		s.h, s.n = h, h.Len()
+		s.prev, s.e, s.ok = backwards(h)
+	}
+	return lastScan.prev, lastScan.e, lastScan.ok
+}
+
+var lastScan struct {
+	mu      sync.Mutex
+	h       *history.History
+	n       int
+	prev, e history.Event
+	ok      bool
 }
 
 // backwards returns the first event whose time is before its

@@ -165,10 +165,6 @@ func electionsOf(h *history.History) *elections {
 		if stopped && e.Kind == history.KindProcess && e.What == history.ProcStop {
 			break // the history before the harness's shutdown
 		}
-		if e.Kind == history.KindMsg {
-			c := *e // All's message events are scratch, and elections keep some
-			e = &c
-		}
 		// trigger: e may begin an election; fault: it is not the
 		// algorithm's own start or an elect request.
 		trigger, fault := false, false
@@ -235,7 +231,7 @@ func electionsOf(h *history.History) *elections {
 					if l := last[e.Src]; l.e == cur && e.Time-l.at <= responseWindow {
 						cur.quiet = false // an answer: the election goes on
 					} else {
-						closeAt(e)
+						closeAt(kept(e))
 					}
 				}
 				if cur == nil {
@@ -247,7 +243,7 @@ func electionsOf(h *history.History) *elections {
 				cur.total++
 				cur.inFlight++
 				if cur.over == nil && h.Meta.MessageBound > 0 && cur.total > h.Meta.MessageBound {
-					cur.over = e
+					cur.over = kept(e)
 				}
 				flights[e.Msg] = electionMsg{e: cur, copies: 1}
 			case history.MsgDuplicate:
@@ -308,6 +304,10 @@ func isElect(e *history.Event) bool {
 
 // complexity: every election costs at most the algorithm's message bound.
 func complexity(h *history.History) Result {
+	return unrecordedAfter(h, complexityOf(h), "the cost of the elections after it is unknown")
+}
+
+func complexityOf(h *history.History) Result {
 	bound := h.Meta.MessageBound
 	es := electionsOf(h)
 	r := Result{Figures: map[string]any{"elections": len(es.list)}}
@@ -522,4 +522,41 @@ func electionFigure(e *election) map[string]any {
 		f["cut_short_by"] = causeText(e.cut)
 	}
 	return f
+}
+
+// kept is e to keep: a copy of a message event, which All yields in a
+// scratch event that the next step overwrites; e itself otherwise.
+func kept(e *history.Event) *history.Event {
+	if e.Kind != history.KindMsg {
+		return e
+	}
+	c := *e
+	return &c
+}
+
+// messageLimit returns the limit event after which the history stops
+// recording messages one by one, if it has one.
+func messageLimit(h *history.History) *history.Event {
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == history.KindLimit && e.What == history.LimitMessages {
+			return e
+		}
+	}
+	return nil
+}
+
+// unrecordedAfter judges a check that needs every message on a history
+// that stopped recording them: a violation found among the recorded
+// messages stands; anything else is unknown, since what was not recorded
+// may hide one.
+func unrecordedAfter(h *history.History, r Result, unknown string) Result {
+	lim := messageLimit(h)
+	if lim == nil || r.Valid == False {
+		return r
+	}
+	r.Valid = Unknown
+	r.Evidence = []history.Event{*lim}
+	r.Explanation = fmt.Sprintf("the run stopped recording messages one by one at %s, after %s of them (history.max_messages), so %s; among the recorded ones: %s",
+		fmtTime(lim.Time), lim.Value, unknown, r.Explanation)
+	return r
 }

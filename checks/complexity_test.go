@@ -2,7 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"coup/harness/history"
 )
 
 // ringElection is a Chang–Roberts election on the ring n1→n2→n3→n1 asked
@@ -222,4 +225,46 @@ func TestComplexity(t *testing.T) {
 			explain: []string{"no message was sent"},
 		},
 	})
+}
+
+// A history that stopped recording messages at history.max_messages: a
+// violation among the recorded messages stands, anything else is unknown.
+func TestMessageLimit(t *testing.T) {
+	n3 := []string{"n1", "n2", "n3"}
+	limit := history.Event{Kind: history.KindLimit, What: history.LimitMessages, Node: "n2", Value: "9", Time: ms(30)}
+	for _, tt := range []struct {
+		name  string
+		bound int64
+		check string
+		want  Validity
+	}{
+		{"within the bound, then not recorded", 20, "complexity", Unknown},
+		{"over the bound before the limit", 3, "complexity", False},
+		{"no corruption recorded, then not recorded", 0, "integrity", Unknown},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := ringElection(hist(n3...).bound(tt.bound).starts(0, n3...))
+			b.add(limit)
+			r := mustRun(t, tt.check, b.end(50).h())
+			if r.Valid != tt.want {
+				t.Fatalf("%s: %v, want %v: %s", tt.check, r.Valid, tt.want, r.Explanation)
+			}
+			if tt.want == Unknown && !strings.Contains(r.Explanation, "stopped recording messages") {
+				t.Errorf("explanation: %s", r.Explanation)
+			}
+			// The same history without the limit event is judged on its own.
+			if r := mustRun(t, tt.check, ringElection(hist(n3...).bound(tt.bound).starts(0, n3...)).end(50).h()); r.Valid == Unknown {
+				t.Errorf("without the limit: unknown: %s", r.Explanation)
+			}
+		})
+	}
+}
+
+func mustRun(t *testing.T, name string, h *history.History) Result {
+	t.Helper()
+	c, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("no check %s", name)
+	}
+	return c.Run(h)
 }

@@ -135,8 +135,11 @@
 // event, and say so. Figures whose value is a time carry the unit in their
 // name ("deadline_ns").
 //
-// BuildTimeline gives what each node believed over the history, by the same
-// model, for reports.
+// For reports, by the same models: BuildTimeline gives what each node
+// believed over the history, BuildFlights every copy of a message from its
+// send to its delivery or drop (corrupted copies matched with their
+// rejections), and BuildLockLanes what each lock client did (request, hold,
+// release) and when two held the lock at once.
 //
 // Callers run checks by name:
 //

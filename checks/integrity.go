@@ -142,6 +142,10 @@ func scanIntegrity(h *history.History) *integrityScan {
 // integrity: every message the nemesis corrupted was rejected by its
 // receiver, or never delivered.
 func integrity(h *history.History) Result {
+	return unrecordedAfter(h, integrityOf(h), "whether the messages corrupted after it were rejected is unknown")
+}
+
+func integrityOf(h *history.History) Result {
 	s := scanIntegrity(h)
 	var accepted, undecided []*corruptDelivery
 	rejected := 0

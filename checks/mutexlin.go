@@ -96,13 +96,14 @@ func mutexLinearizable(h *history.History) Result {
 	keep := relevant(h, ops)
 	var pops []porcupine.Operation
 	var kept, dropped []*lockOp
+	// Clients are numbered in natural order of their names, so that
+	// porcupine's rows read c1, c2, ... from the top.
+	names := clientOrder(ops)
 	clients := map[string]int{}
-	client := func(p string) int {
-		if _, ok := clients[p]; !ok {
-			clients[p] = len(clients)
-		}
-		return clients[p]
+	for i, p := range names {
+		clients[p] = i
 	}
+	client := func(p string) int { return clients[p] }
 	end := h.End() + 1
 	failed, unknown := 0, 0
 	for i, o := range ops {
@@ -160,7 +161,7 @@ func mutexLinearizable(h *history.History) Result {
 	info.AddAnnotations(leftOutAnnotations(h, dropped))
 	var buf bytes.Buffer
 	if err := porcupine.Visualize(lockModel, info, &buf); err == nil {
-		r.Files = []File{{Name: VisualisationFile, Data: buf.Bytes()}}
+		r.Files = []File{{Name: VisualisationFile, Data: nameClients(buf.Bytes(), names)}}
 		r.Explanation += fmt.Sprintf("; porcupine's visualisation is %s in the run's folder", VisualisationFile)
 	}
 	return r

@@ -1,10 +1,13 @@
 package checks
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 
@@ -175,6 +178,184 @@ func nodeAnnotations(h *history.History) []porcupine.Annotation {
 			Details:         fmt.Sprintf("%s %s %s at %s", e.What, e.Phase, joinNames(e.Nodes), fmtTime(e.Time)),
 			BackgroundColor: "#f4b6b6",
 		})
+	}
+	return out
+}
+
+// clientOrder returns the processes of ops in natural order (c2 before
+// c10): the rows of porcupine's page, top to bottom.
+func clientOrder(ops []*lockOp) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, o := range ops {
+		if !seen[o.process] {
+			seen[o.process] = true
+			out = append(out, o.process)
+		}
+	}
+	slices.SortFunc(out, NaturalCompare)
+	return out
+}
+
+// NaturalCompare orders names as a person would: runs of digits by their
+// value, so that c2 comes before c10 and n9 before n10.
+func NaturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun returns the length of the run of ASCII digits s begins with.
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// The lines of porcupine's page (v1.3) that label a client's row with its
+// number; nameClients makes them use the client's name.
+const (
+	vizClientsLine = "const realClients = maxClient + 1\n"
+	vizLabelWidth  = "const tag = i < realClients ? i.toString() : sortedTags[i - realClients]"
+	vizLabelText   = "text.textContent = i < realClients ? i : sortedTags[i - realClients]"
+)
+
+// nameClients labels the client rows of porcupine's page with names[id]
+// instead of the number id. A page that does not have the lines it
+// expects (another porcupine) is returned unchanged, with its numbers.
+func nameClients(page []byte, names []string) []byte {
+	s := string(page)
+	for _, line := range []string{vizClientsLine, vizLabelWidth, vizLabelText} {
+		if strings.Count(s, line) != 1 {
+			return page
+		}
+	}
+	list, err := json.Marshal(names) // escapes <, > and &: safe in a script
+	if err != nil {
+		return page
+	}
+	s = strings.Replace(s, vizClientsLine, vizClientsLine+"  const clientNames = "+string(list)+"\n", 1)
+	s = strings.Replace(s, vizLabelWidth, "const tag = i < realClients ? String(clientNames[i] ?? i) : sortedTags[i - realClients]", 1)
+	s = strings.Replace(s, vizLabelText, "text.textContent = i < realClients ? String(clientNames[i] ?? i) : sortedTags[i - realClients]", 1)
+	return []byte(s)
+}
+
+// LockLanes is what every client did with the lock, over a history: the
+// picture a report's mutex lanes draw. It follows the mutex checks' model
+// of a hold (see clientHolds), so it shows what they judged.
+type LockLanes struct {
+	// Lanes are the clients, in natural order of their names.
+	Lanes []LockLane
+	// Joint are the times two or more owners held the lock at once.
+	Joint []JointHold
+	// InCS are the spans in which a live node said it was in the critical
+	// section, in the order they began.
+	InCS []CSSpan
+}
+
+// LockLane is one client's operations.
+type LockLane struct {
+	Process string
+	Steps   []LockStep
+}
+
+// The kinds of a LockStep.
+const (
+	StepRequest = "request" // an acquire, from its invocation to its answer
+	StepHold    = "hold"    // from an acquire's ok to the release's invocation
+	StepRelease = "release" // a release, from its invocation to its answer
+)
+
+// LockStep is a stretch of a client's time.
+type LockStep struct {
+	What     string
+	From, To int64
+	// Outcome is the answer to a request or release: ok, fail, info, or
+	// "" when the history ended first. A hold's is ok when the client
+	// released, "" when it held to the end of the history.
+	Outcome string
+	// Node is the node the client asked; Owner whom it acted for.
+	Node, Owner string
+}
+
+// JointHold is a time during which two or more owners (in natural
+// order) held the lock.
+type JointHold struct {
+	From, To int64
+	Owners   []string
+}
+
+// CSSpan is a time a node said it was in the critical section.
+type CSSpan struct {
+	Node     string
+	From, To int64
+}
+
+// BuildLockLanes returns the lanes of h; nil when h has no acquire or
+// release operation.
+func BuildLockLanes(h *history.History) *LockLanes {
+	ops := lockOps(h)
+	if len(ops) == 0 {
+		return nil
+	}
+	end := h.End()
+	lanes := map[string]*LockLane{}
+	out := &LockLanes{}
+	for _, p := range clientOrder(ops) {
+		out.Lanes = append(out.Lanes, LockLane{Process: p})
+	}
+	for i := range out.Lanes {
+		lanes[out.Lanes[i].Process] = &out.Lanes[i]
+	}
+	for _, o := range ops {
+		step := LockStep{What: StepRequest, From: h.Events[o.invoke].Time, To: end, Outcome: o.outcome(h), Node: o.node, Owner: o.owner}
+		if o.f == fRelease {
+			step.What = StepRelease
+		}
+		if o.done >= 0 {
+			step.To = h.Events[o.done].Time
+		}
+		l := lanes[o.process]
+		l.Steps = append(l.Steps, step)
+	}
+	holds := clientHolds(h, ops)
+	for _, s := range holds {
+		outcome := ""
+		if s.released {
+			outcome = history.OpOK
+		}
+		l := lanes[s.process]
+		l.Steps = append(l.Steps, LockStep{What: StepHold, From: s.from, To: s.to, Outcome: outcome, Owner: s.owner})
+	}
+	for i := range out.Lanes {
+		slices.SortStableFunc(out.Lanes[i].Steps, func(a, b LockStep) int { return cmp.Compare(a.From, b.From) })
+	}
+	for _, j := range heldTogether(holds) {
+		owners := slices.Clone(j.owners)
+		slices.SortFunc(owners, NaturalCompare)
+		out.Joint = append(out.Joint, JointHold{From: j.from, To: j.to, Owners: owners})
+	}
+	claims, _ := csClaims(h)
+	for _, c := range claims {
+		out.InCS = append(out.InCS, CSSpan{Node: c.node, From: c.from, To: c.to})
 	}
 	return out
 }

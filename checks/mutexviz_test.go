@@ -126,3 +126,87 @@ func TestVisualisationShowsTheDoubleGrant(t *testing.T) {
 		}
 	}
 }
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"c10", "c2", "n1", "c1", "c02", "b", "", "c", "c2a", "c100"}
+	slices.SortStableFunc(names, NaturalCompare)
+	want := []string{"", "b", "c", "c1", "c2", "c02", "c2a", "c10", "c100", "n1"}
+	if !slices.Equal(names, want) {
+		t.Errorf("sorted %q, want %q", names, want)
+	}
+}
+
+// Porcupine's rows are the clients in natural order, labelled by name:
+// c1 (which invoked last) is row 0 and the page names it.
+func TestVisualisationNamesClients(t *testing.T) {
+	h := hist("n1", "n2").starts(0, "n1", "n2").
+		lockOK("c10", fAcquire, "n1", "c10", 0, 10).
+		lockOK("c2", fAcquire, "n2", "c2", 20, 30).
+		lockOK("c1", fRelease, "n2", "c1", 40, 45).
+		end(60).h()
+	r := judge(t, "mutex-linearizable", h)
+	if r.Valid != False || len(r.Files) != 1 {
+		t.Fatalf("got %v with %d files, want false with the visualisation", r.Valid, len(r.Files))
+	}
+	page := string(r.Files[0].Data)
+	for _, want := range []string{
+		`const clientNames = ["c1","c2","c10"]`,
+		"String(clientNames[i] ?? i)",
+		`"ClientId":2,"Tag":"","Start":200,"End":800,"Description":"c10 holds"`, // in row 2
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+	for _, bad := range []string{vizLabelWidth, vizLabelText} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page still labels rows by number: %s", bad)
+		}
+	}
+}
+
+// A page without the expected lines comes back unchanged.
+func TestNameClientsLeavesOtherPages(t *testing.T) {
+	page := []byte("<html><script>const realClients = 3</script></html>")
+	if got := nameClients(page, []string{"c1"}); string(got) != string(page) {
+		t.Errorf("got %q, want the page unchanged", got)
+	}
+}
+
+func TestBuildLockLanes(t *testing.T) {
+	h := hist("n1", "n2").starts(0, "n1", "n2").
+		lockOK("c2", fAcquire, "n1", "c2", 0, 10).
+		cs("n1", "enter", 10).
+		call("c10", fAcquire, "n2", "c10", 12).ret("c10", history.OpOK, fAcquire, 20).
+		cs("n1", "exit", 29).
+		lockOK("c2", fRelease, "n1", "c2", 30, 32).
+		call("c1", fAcquire, "n1", "c1", 40).ret("c1", history.OpFail, fAcquire, 41).
+		end(60).h()
+	l := BuildLockLanes(h)
+	if l == nil {
+		t.Fatal("no lanes")
+	}
+	var got []string
+	for _, lane := range l.Lanes {
+		for _, s := range lane.Steps {
+			got = append(got, fmt.Sprintf("%s %s %d-%d %s", lane.Process, s.What, s.From/ms(1), s.To/ms(1), s.Outcome))
+		}
+	}
+	want := []string{
+		"c1 request 40-41 fail",
+		"c2 request 0-10 ok", "c2 hold 10-30 ok", "c2 release 30-32 ok",
+		"c10 request 12-20 ok", "c10 hold 20-60 ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("steps\n%q\nwant\n%q", got, want)
+	}
+	if len(l.Joint) != 1 || l.Joint[0].From != ms(20) || l.Joint[0].To != ms(30) {
+		t.Errorf("joint holds %+v, want one from 20ms to 30ms", l.Joint)
+	}
+	if len(l.InCS) != 1 || l.InCS[0].Node != "n1" || l.InCS[0].From != ms(10) || l.InCS[0].To != ms(29) {
+		t.Errorf("cs spans %+v, want n1 from 10ms to 29ms", l.InCS)
+	}
+	if BuildLockLanes(hist("n1").starts(0, "n1").end(10).h()) != nil {
+		t.Errorf("lanes for a history without lock operations")
+	}
+}

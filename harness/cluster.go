@@ -38,12 +38,24 @@ type delivery struct {
 	corrupt string
 	body    []byte
 	detail  string
+	// rec says whether the message's events are recorded; capped that
+	// the limit on recorded messages had bitten when it was sent (not even
+	// its corruption is recorded).
+	rec, capped bool
+	// recorded is set once the delivery is recorded (and counted): by a
+	// direct delivery that found the pipe full and left the write to the
+	// writer.
+	recorded bool
 }
 
 // member is one node of the cluster, across its incarnations.
 type member struct {
-	name   string
-	outbox chan delivery
+	name string
+	box  *outbox
+	// delayed counts this node's deliveries in the delay queue: while
+	// there are any, a message due now goes through the queue too, so as
+	// not to overtake them.
+	delayed atomic.Int64
 
 	mu   sync.Mutex
 	proc *proc.Proc // the incarnation that takes deliveries; nil when down
@@ -173,6 +185,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 	defer close(done)
 	out := &stream{r: p.Stdout}
 	lines := history.NewLineReader(out, MaxLine)
+	var wk wakes
 	up, dropped := false, false
 	for {
 		line, n, long, err := lines.Next()
@@ -189,7 +202,10 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		case long:
 			r.logf("%s: ignoring a line of %d bytes before init_ok", m.name, n)
 		case up:
-			r.route(m.name, line)
+			r.route(m.name, line, &wk)
+			if !lines.HasLine() {
+				wk.flush() // nothing more in hand: the writers fed go now
+			}
 		case dropped:
 		case !isInitOK(line):
 			r.logf("%s: ignoring output before init_ok: %s", m.name, quote(line))
@@ -216,6 +232,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		}
 		out.handled.Add(int64(n))
 	}
+	wk.flush()
 	state, _ := p.Wait()
 	hs.mu.Lock()
 	hs.exit = exitDetail(state)
@@ -246,42 +263,6 @@ func exitDetail(s *os.ProcessState) string {
 		return "unknown"
 	}
 	return s.String()
-}
-
-// write hands a member's queued deliveries to whichever incarnation is up.
-// It runs for the whole run, one goroutine per member. While the node is
-// paused it holds the deliveries (the outbox fills and then overflows, as
-// a stopped process's socket buffer would); nothing else waits for it.
-func (r *run) write(m *member) {
-	for d := range m.outbox {
-		m.mu.Lock()
-		for m.resumed != nil {
-			ch := m.resumed
-			m.mu.Unlock()
-			<-ch
-			m.mu.Lock()
-		}
-		p := m.proc
-		if p != nil && d.msg != 0 {
-			// Recorded under m.mu, so that a delivery is never recorded
-			// after the pause that holds it.
-			r.delivered(d, m.name)
-		}
-		m.mu.Unlock()
-		if d.msg == 0 { // a client request or a control message
-			if p != nil {
-				_, _ = p.Stdin.Write(d.line)
-			}
-			continue
-		}
-		if p == nil {
-			r.dropped(d, m.name, "down")
-			continue
-		}
-		if _, err := p.Stdin.Write(d.line); err != nil {
-			r.dropped(d, m.name, "write-failed")
-		}
-	}
 }
 
 // end ends a member's current incarnation for a reason ("crash" or "stop")

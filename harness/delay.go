@@ -2,20 +2,37 @@ package harness
 
 import (
 	"container/heap"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // delayQueue runs functions at their due times, in due order, ties in push
 // order, on one goroutine. It never blocks a pusher.
+//
+// It waits with ppoll on a pipe of its own, on a thread of its own, rather
+// than with a Go timer: a Go timer fires up to a millisecond late in a
+// process that is otherwise idle (the runtime's poller sleeps in whole
+// milliseconds), which would make every delay of a few hundred
+// microseconds a millisecond and more. ppoll's timeout is in nanoseconds,
+// the thread asks Linux for a fine timer slack, and a push that makes a
+// new earliest item wakes the wait at once through the pipe.
 type delayQueue struct {
 	mu     sync.Mutex
 	items  dueItems
 	seq    uint64
-	wake   chan struct{}
 	closed bool
 	done   chan struct{}
+	// wakeR and wakeW are the pipe a pusher writes a byte to when the
+	// queue must look again (an earlier item, or close); -1 when the pipe
+	// could not be made, and the queue then polls every pollEvery.
+	wakeR, wakeW int
 }
+
+// pollEvery is how often a queue without its pipe looks for new items.
+const pollEvery = 20 * time.Microsecond
 
 type dueItem struct {
 	due time.Time
@@ -24,7 +41,11 @@ type dueItem struct {
 }
 
 func newDelayQueue() *delayQueue {
-	q := &delayQueue{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &delayQueue{done: make(chan struct{}), wakeR: -1, wakeW: -1}
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err == nil {
+		q.wakeR, q.wakeW = p[0], p[1]
+	}
 	go q.loop()
 	return q
 }
@@ -37,11 +58,18 @@ func (q *delayQueue) push(due time.Time, fn func()) {
 		return
 	}
 	q.seq++
-	heap.Push(&q.items, &dueItem{due: due, seq: q.seq, fn: fn})
+	it := &dueItem{due: due, seq: q.seq, fn: fn}
+	heap.Push(&q.items, it)
+	first := q.items[0] == it
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
+	if first {
+		q.wakeUp() // the wait in progress is for a later item
+	}
+}
+
+func (q *delayQueue) wakeUp() {
+	if q.wakeW >= 0 {
+		_, _ = syscall.Write(q.wakeW, []byte{1}) // a full pipe is awake already
 	}
 }
 
@@ -53,25 +81,28 @@ func (q *delayQueue) close() int {
 	n := len(q.items)
 	q.items = nil
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.wakeUp()
 	<-q.done
+	if q.wakeR >= 0 {
+		syscall.Close(q.wakeR)
+		syscall.Close(q.wakeW)
+	}
 	return n
 }
 
 func (q *delayQueue) loop() {
 	defer close(q.done)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	// The wait blocks this goroutine's thread, which no other goroutine
+	// needs; its timer slack is its own.
+	runtime.LockOSThread()
+	fineTimerSlack()
 	for {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
 			return
 		}
-		var wait time.Duration = time.Hour
+		wait := time.Duration(-1) // none due: until woken
 		var ready []func()
 		now := time.Now()
 		for len(q.items) > 0 {
@@ -90,18 +121,50 @@ func (q *delayQueue) loop() {
 		if len(ready) > 0 {
 			continue
 		}
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-		case <-q.wake:
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
-			}
+		q.await(wait)
+	}
+}
+
+// await waits until d has passed (d < 0: until woken) or a push or close
+// wakes it, then empties the wake pipe.
+func (q *delayQueue) await(d time.Duration) {
+	if q.wakeR < 0 {
+		if d < 0 || d > pollEvery {
+			d = pollEvery
+		}
+		ts := syscall.NsecToTimespec(int64(d))
+		_ = syscall.Nanosleep(&ts, nil)
+		return
+	}
+	fds := [1]pollFd{{fd: int32(q.wakeR), events: pollIn}}
+	var tsp *syscall.Timespec
+	if d >= 0 {
+		ts := syscall.NsecToTimespec(int64(d))
+		tsp = &ts
+	}
+	_, _, _ = syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(tsp)), 0, 0, 0)
+	var buf [64]byte
+	for {
+		if n, err := syscall.Read(q.wakeR, buf[:]); n <= 0 || err != nil {
+			return
 		}
 	}
+}
+
+// pollFd is Linux's struct pollfd.
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+const pollIn = 0x1 // POLLIN
+
+// fineTimerSlack asks Linux to wake the calling thread from a timed wait
+// within a microsecond of its time, instead of the default 50µs later.
+func fineTimerSlack() {
+	const prSetTimerSlack = 29
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0)
 }
 
 type dueItems []*dueItem

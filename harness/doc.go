@@ -24,21 +24,38 @@
 //
 // Every line a node writes is read by one goroutine per process, in order,
 // and recorded before it is acted on. Messages between nodes go through the
-// router: the nemesis decides each one's fate (dropped, or one or more
-// copies, each with its delay and perhaps an altered body), a delay queue
-// holds each copy until it is due, and a bounded per-node queue hands it to
-// the node's writer. A full queue drops the message (recorded as an
-// overflow); nothing on the router's path blocks on a node, so a slow or
-// stopped node never stalls the others. The writer of a paused node holds
-// its deliveries until it is resumed; a pause is recorded only once all the
-// node wrote before it stopped has been read, so nothing a paused node does
-// is recorded while it is paused.
+// router (router.go): the nemesis decides each one's fate (dropped, or one
+// or more copies, each with its delay and perhaps an altered body); a copy
+// due at once goes straight into the receiver's outbox (outbox.go), a
+// delayed one waits in the delay queue (delay.go), which sleeps its short
+// waits on a thread of its own, since a Go timer fires up to a millisecond
+// late. The node's writer takes its whole outbox and writes it in one
+// write. Outbox and delay queue are bounded per node: what finds them full
+// is dropped as an overflow, recorded; nothing on the router's path blocks
+// on a node, so a slow or stopped node never stalls the others. The writer
+// of a paused node holds its deliveries until it is resumed; a pause is
+// recorded only once all the node wrote before it stopped has been read, so
+// nothing a paused node does is recorded while it is paused.
+//
+// What no node may do (answer for another, write lines without end, grow
+// the history without bound) is refused (refuse.go): logged, counted and
+// recorded; docs/threat-model.md says what a node can and cannot do. The
+// recorder keeps no event in memory: the history is written as the run
+// goes and read back for the checks, and past history.max_messages
+// messages are counted, not recorded.
 //
 // Results.Summary is what the console shows of a verdict; every string in
 // it that came from the history, and so perhaps from a node, goes through
 // Printable first, so that no node can move the cursor or forge a line. An
 // interrupted run (a history with no end event) is never unexpected: its
 // outcome is unknown, whatever its prefix shows.
+//
+// The report (report*.go) is drawn from the history and the results
+// alone, so `coup check --report` makes the same page from a stored
+// history: one self-contained HTML page, inline SVG, readable without its
+// one small script. Every time it draws is saturated to the run's window
+// and every list it draws is bounded, so a crafted or damaged history
+// cannot make it loop or grow (docs/results.md lists the limits).
 //
 // The simulator (harness/sim) runs the same scenarios on a virtual clock,
 // with no process; it shares RunMeta, NewWorkload, Evaluate and Save with

@@ -19,10 +19,10 @@ func testRun() *run {
 	r.rec = history.NewRecorder(nil, func() int64 { return int64(time.Since(r.zero)) }, true)
 	r.names = []string{"n1", "n2"}
 	for _, n := range r.names {
-		r.members[n] = &member{name: n, outbox: make(chan delivery, 64)}
+		r.members[n] = &member{name: n, box: newOutbox(64)}
 	}
 	r.nem = nemesis.New(nemesis.Config{Nodes: r.names, Duration: time.Second, Seed: 1, FIFO: true})
-	r.router = &router{r: r, record: true, counts: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
+	r.router = &router{r: r, record: true, counts: map[string]int64{}, sentBy: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
 	r.clients = &clients{r: r, w: workloads.None{}, timeout: time.Hour, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 	return r
 }
@@ -50,7 +50,7 @@ func FuzzNodeOutput(f *testing.F) {
 		r.clients.mu.Unlock()
 		for _, line := range strings.Split(out, "\n") {
 			_ = isInitOK([]byte(line))
-			r.route("n2", []byte(line))
+			r.route("n2", []byte(line), nil)
 		}
 		r.router.queue.close()
 		refusals := map[[2]string]int{}

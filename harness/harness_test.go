@@ -44,11 +44,11 @@ func TestDelayQueueOrder(t *testing.T) {
 func TestEnqueueNeverBlocks(t *testing.T) {
 	r := &run{rec: history.NewRecorder(nil, func() int64 { return 0 }, true)}
 	r.router = &router{r: r, record: true, counts: map[string]int64{}}
-	m := &member{name: "n1", outbox: make(chan delivery, 2)}
+	m := &member{name: "n1", box: newOutbox(2)}
 	done := make(chan struct{})
 	go func() {
 		for i := 1; i <= 5; i++ {
-			r.enqueue(m, delivery{msg: int64(i), src: "n2", mtype: "x"})
+			r.enqueue(m, delivery{msg: int64(i), src: "n2", mtype: "x", rec: true})
 		}
 		close(done)
 	}()

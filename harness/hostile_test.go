@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"coup/checks"
 	"coup/harness/history"
 	"coup/harness/scenario"
 )
@@ -71,12 +72,22 @@ func hostileMain(args []string) int {
 	return 0
 }
 
+// floodMessages is how many messages the "flood" mode sends.
+const floodMessages = 20000
+
 // honestDelay is how long n1 takes to answer a client.
 const honestDelay = 300 * time.Millisecond
 
 // hostileAct is what a node other than n1 does once up.
 func hostileAct(mode, self string, write func(string)) {
 	switch mode {
+	case "flood":
+		// Send n1 as many messages as the run takes, as fast as the pipe
+		// goes.
+		line := `{"src":"` + self + `","dest":"n1","body":{"type":"flood","payload":"` + strings.Repeat("x", 64) + `"}}`
+		for range floodMessages {
+			write(line)
+		}
 	case "huge":
 		// Make the history's lines long and its keys many: a report value
 		// of 900 kB of characters that JSON escapes six-fold, a line longer than a
@@ -233,5 +244,40 @@ func TestInterruptWhileWaitingForInit(t *testing.T) {
 	}
 	if left := children(dir); len(left) > 0 {
 		t.Errorf("node processes outlived the run: %v", left)
+	}
+}
+
+// A node that floods the others cannot grow the history without bound:
+// past history.max_messages the messages are counted, not recorded, a
+// limit event says so and names the node, the console says so, and the
+// checks that need every message say they cannot judge.
+func TestFloodStopsRecordingAtTheLimit(t *testing.T) {
+	const limit = 500
+	src := hostileScenario("flood", 2, fmt.Sprintf("[history]\nmax_messages = %d\n", limit))
+	res, h := runScenario(t, strings.Replace(src, `run = ["two-leaders"]`, `run = ["complexity"]`, 1))
+	sends, limits := 0, 0
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == history.KindMsg && e.What == history.MsgSend:
+			sends++
+		case e.Kind == history.KindLimit:
+			limits++
+			if e.What != history.LimitMessages || e.Node != "n2" || e.Value != fmt.Sprint(limit) {
+				t.Errorf("limit event %+v", e)
+			}
+		}
+	}
+	if sends != limit || limits != 1 {
+		t.Errorf("%d sends and %d limit events recorded, want %d and 1", sends, limits, limit)
+	}
+	c := res.Stats.Counts
+	if c[CountSent] != floodMessages || c[CountUnrecorded] != floodMessages-limit {
+		t.Errorf("counted %d sent, %d unrecorded; want %d and %d", c[CountSent], c[CountUnrecorded], floodMessages, floodMessages-limit)
+	}
+	if !strings.Contains(res.Summary(), "past history.max_messages") {
+		t.Errorf("the summary does not say recording stopped:\n%s", res.Summary())
+	}
+	if r := res.Checks["complexity"]; r.Valid != checks.Unknown || !strings.Contains(r.Explanation, "stopped recording messages") {
+		t.Errorf("complexity %v: %s", r.Valid, r.Explanation)
 	}
 }

@@ -2,6 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,10 +72,31 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	// Self-contained and inert: no scripts, no links to anything outside.
-	for _, bad := range []string{"<script", "src=", "href=", "@import", "url(http"} {
-		if strings.Contains(page, bad) {
+	assertSelfContained(t, page, nil)
+}
+
+var (
+	hrefAttr = regexp.MustCompile(`(?i)<[^<>]*\shref\s*=\s*"([^"]*)"`)
+	srcAttr  = regexp.MustCompile(`(?i)<[^<>]*\ssrc\s*=[^<>]*>`)
+	quoted   = regexp.MustCompile(`"[^"<>]*"`) // attribute values, emptied before looking for attributes
+)
+
+// assertSelfContained fails unless the page loads nothing: no element with
+// a source, no style imports or remote fonts, and links only within the
+// page or to the files given (the checks' files beside it).
+func assertSelfContained(t *testing.T, page string, files []string) {
+	t.Helper()
+	for _, bad := range []string{"@import", "url(http", "@font-face", "<link", "<iframe", "<object", "<embed", "<img"} {
+		if strings.Contains(strings.ToLower(page), strings.ToLower(bad)) {
 			t.Errorf("report contains %q", bad)
+		}
+	}
+	if m := srcAttr.FindString(quoted.ReplaceAllString(page, `""`)); m != "" {
+		t.Errorf("report loads something: %s", m)
+	}
+	for _, m := range hrefAttr.FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(m[1], "#") && !slices.Contains(files, m[1]) {
+			t.Errorf("report links to %q", m[1])
 		}
 	}
 }
@@ -106,11 +131,11 @@ func TestReportTimelineStaysSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, _ := timelineSVG(res, h)
+	svg := newReportModel(res, h).timelineSVG()
 	n := strings.Count(svg, "<rect")
 	t.Logf("%d rectangles", n)
-	if n > 4*tlWidth {
-		t.Errorf("the timeline has %d rectangles for %d belief changes, want at most %d", n, len(extra), 4*tlWidth)
+	if n > 4*chWidth {
+		t.Errorf("the timeline has %d rectangles for %d belief changes, want at most %d", n, len(extra), 4*chWidth)
 	}
 	if !strings.Contains(svg, "changed its belief many times") {
 		t.Errorf("the timeline does not say that some changes were too quick to draw")
@@ -119,26 +144,76 @@ func TestReportTimelineStaysSmall(t *testing.T) {
 
 func TestTicks(t *testing.T) {
 	tests := []struct {
-		end  int64
-		step int64
-		zero string
-		last string
+		from, end int64
+		first     string
+		last      string
+		n         int
 	}{
-		{300e6, 50e6, "0.00s", "0.30s"},
-		{617e6, 100e6, "0.0s", "0.6s"},
-		{2e9, 500e6, "0.0s", "2.0s"},
-		{12e9, 2e9, "0s", "12s"},
+		{0, 300e6, "0.00s", "0.30s", 7},
+		{0, 617e6, "0.0s", "0.6s", 7},
+		{0, 2e9, "0.0s", "2.0s", 5},
+		{0, 12e9, "0s", "12s", 7},
+		{472e6, 481e6, "0.472s", "0.480s", 5},
+		{0, math.MaxInt64, "0s", "8000000000s", 5},
+		{math.MinInt64, math.MaxInt64, "-5000000000s", "5000000000s", 3},
+		{5, 5, "0.000000005s", "0.000000006s", 2}, // made one nanosecond wide
 	}
 	for _, tt := range tests {
-		step := tickStep(tt.end)
-		if step != tt.step {
-			t.Errorf("tickStep(%d) = %d, want %d", tt.end, step, tt.step)
-		}
-		if got := tickLabel(0, step); got != tt.zero {
-			t.Errorf("tickLabel(0, %d) = %q, want %q", step, got, tt.zero)
-		}
-		if got := tickLabel(tt.end/step*step, step); got != tt.last {
-			t.Errorf("tickLabel(%d, %d) = %q, want %q", tt.end/step*step, step, got, tt.last)
+		ticks := newAxis(tt.from, tt.end, 0, 100).ticks()
+		if len(ticks) != tt.n || ticks[0].label != tt.first || ticks[len(ticks)-1].label != tt.last {
+			var got []string
+			for _, tk := range ticks {
+				got = append(got, tk.label)
+			}
+			t.Errorf("ticks of [%d, %d]: %q, want %d from %s to %s", tt.from, tt.end, got, tt.n, tt.first, tt.last)
 		}
 	}
+}
+
+// A node that sends a great many distinct types does not make the counts
+// table as long: the largest counts are listed, the rest summed.
+func TestStatRowsAreBounded(t *testing.T) {
+	s := &Stats{Messages: MessageStats{ByType: map[string]int64{}}}
+	for i := range 1000 {
+		s.Messages.ByType[fmt.Sprintf("t%04d", i)] = int64(i % 7)
+	}
+	s.Messages.ByType["big"] = 1000
+	rows := statRows(s)
+	if len(rows) > 5+maxStatRows+1 {
+		t.Errorf("%d rows for 1001 types", len(rows))
+	}
+	if rows[5] != [2]string{"sent: big", "1000"} {
+		t.Errorf("the first type listed is %v, want the largest, big", rows[5])
+	}
+	last := rows[len(rows)-1]
+	if last[0] != "sent: 951 more kinds" {
+		t.Errorf("the last row is %v, want the sum of the 951 types not listed", last)
+	}
+}
+
+// Whatever a node names (itself, its messages, its metrics) or a history
+// says, the page holds no markup but its own: two script elements, its
+// data's and its code's.
+func TestReportEscapesWhatNodesWrite(t *testing.T) {
+	bad := `<script>alert(1)</script><img src=x onerror=alert(2)>"'&`
+	b := newHB("n1", bad)
+	b.starts(0, "n1", bad).
+		leader(bad, bad, 1).leader("n1", bad, 2).
+		metric(bad, bad, "1", 3).
+		send(1, bad, "n1", bad, 4).deliver(1, 5).
+		send(2, "n1", bad, bad, 6).drop(2, 7, bad).
+		nemesis(bad, history.PhaseStart, 8, bad).nemesis(bad, history.PhaseEnd, 9, bad).
+		op(bad, history.OpInvoke, bad, bad, 10).
+		op(bad, history.OpInvoke, "acquire", bad, 11).op(bad, history.OpOK, "acquire", "", 12).
+		end(100)
+	_, page := render(t, b.h(t))
+	if n := strings.Count(strings.ToLower(page), "<script"); n != 2 {
+		t.Errorf("%d script elements, want 2", n)
+	}
+	for _, raw := range []string{"<img", "</script><"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the page holds %q unescaped", raw)
+		}
+	}
+	assertSelfContained(t, page, nil)
 }

@@ -356,7 +356,10 @@ func (r *Results) Summary() string {
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
 	}
 	if len(r.Stats.Refused) > 0 {
-		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", joinCounts(r.Stats.Refused))
+		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", Printable(joinCounts(r.Stats.Refused)))
+	}
+	if n := r.Stats.Counts[CountUnrecorded]; n > 0 {
+		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", Printable(n))

@@ -108,8 +108,13 @@ type Net struct {
 	// the net's stream (see Config.Spread).
 	Spread func(l Link) float64
 
-	rng   *rand.Rand
-	last  map[Link]time.Duration // latest delivery time per link
+	rng  *rand.Rand
+	last map[Link]time.Duration // latest delivery time per link
+	// floor is the latest delivery time of the copies decided by the
+	// plain path (see DecideInto), which notes no link: every link counts
+	// as having a delivery due then.
+	floor time.Duration
+	max   time.Duration // the latest time noted on any link
 	rules []*rule
 }
 
@@ -142,12 +147,19 @@ func (n *Net) Decide(m Msg, now time.Duration) Fate { return n.DecideInto(nil, m
 // enough: a driver that is done with each fate before it asks for the next
 // (the simulator) reuses one buffer and allocates nothing.
 func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
+	if len(n.rules) == 0 && n.Jitter <= 0 && now+n.Latency >= n.floor && now+n.Latency >= n.latest() {
+		// The plain path: no fault in force, no jitter, and no copy on any
+		// link due later than this one, so the copy keeps every link's
+		// order with the base latency and nothing need be noted per link.
+		n.floor = now + n.Latency
+		return Fate{Copies: append(buf[:0], Copy{Delay: n.Latency})}
+	}
 	l := m.Link
 	if t := n.timely(l); t != nil {
 		d := min(n.base(l), t.delta)
 		if n.FIFO {
-			if at := now + d; at < n.last[l] && n.last[l]-now <= t.delta {
-				d = n.last[l] - now
+			if at, last := now+d, n.lastOn(l); at < last && last-now <= t.delta {
+				d = last - now
 			}
 		}
 		n.note(l, now+d)
@@ -184,8 +196,8 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 			}
 		}
 		d = max(d, 0)
-		if n.FIFO && !reorder && now+d < n.last[l] {
-			d = n.last[l] - now
+		if last := n.lastOn(l); n.FIFO && !reorder && now+d < last {
+			d = last - now
 		}
 		n.note(l, now+d)
 		c := Copy{Delay: d, Duplicate: i > 0}
@@ -235,7 +247,15 @@ func (n *Net) note(l Link, at time.Duration) {
 	if at > n.last[l] {
 		n.last[l] = at
 	}
+	n.max = max(n.max, at)
 }
+
+// latest is the latest delivery time noted on any link.
+func (n *Net) latest() time.Duration { return n.max }
+
+// lastOn is the latest delivery time due on l: its own, or the plain
+// path's, which counts for every link.
+func (n *Net) lastOn(l Link) time.Duration { return max(n.last[l], n.floor) }
 
 // alter applies jokers and, unless the link is timely, corruptions.
 func (n *Net) alter(c *Copy, m Msg, timely bool) {

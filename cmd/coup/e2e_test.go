@@ -366,22 +366,7 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 			os.WriteFile(file, []byte("algorithm = \"chang-roberts\"\nnodes = 5\nduration = \"30s\"\n"), 0o644)
 			store := t.TempDir()
 			tag := tagged(t)
-			cmd := exec.Command(coupBin, "run", "--store", store, file)
-			cmd.Env = append(os.Environ(), tag)
-			var out syncBuffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait until the nodes are up (the progress line says so).
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(out.String(), "nodes up") {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("nodes never came up:\n%s", out.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			cmd, out := startUp(t, tag, "run", "--store", store, file)
 			if n := len(survivors(tag)); n != 7 {
 				t.Errorf("%d tagged processes while running, want 7 (coup, its reaper and 5 nodes)", n)
 			}
@@ -424,21 +409,7 @@ run = ["two-leaders"]
 		t.Fatal(err)
 	}
 	tag := tagged(t)
-	cmd := exec.Command(coupBin, "run", "--store", filepath.Join(dir, "store"), file)
-	cmd.Env = append(os.Environ(), tag)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "nodes up") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("nodes never came up:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	cmd, _ := startUp(t, tag, "run", "--store", filepath.Join(dir, "store"), file)
 	// coup, its reaper, and per node the node and its sleeping child.
 	if n := len(survivors(tag)); n != 8 {
 		t.Errorf("%d tagged processes while running, want 8", n)
@@ -446,6 +417,29 @@ run = ["two-leaders"]
 	cmd.Process.Kill()
 	_ = cmd.Wait()
 	checkNoSurvivors(t, tag)
+}
+
+// startUp starts coup with args and tag in its environment, and returns
+// once it says its nodes are up (its progress line), with what it prints.
+func startUp(t *testing.T, tag string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(coupBin, args...)
+	cmd.Env = append(os.Environ(), tag)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "nodes up") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("nodes never came up:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd, out
 }
 
 // syncBuffer is a bytes.Buffer that a test may read while a command writes.

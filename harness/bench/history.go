@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"coup/checks"
@@ -263,7 +263,12 @@ func runHistory(ctx context.Context, coup []string, events int, dir, profile str
 // coupCheck runs `coup check path` and returns its wall time and peak
 // RSS.
 func coupCheck(ctx context.Context, coup []string, path string) (time.Duration, int64, error) {
-	argv := append(append([]string(nil), coup...), "check", path)
+	peakFile := path + ".peak"
+	defer os.Remove(peakFile)
+	// Through "bench-probe rss", a small process of its own, so that this
+	// process's memory does not count in the child's peak (see RSSMain).
+	argv := append(append([]string(nil), coup...), "bench-probe", "rss", peakFile)
+	argv = append(append(argv, coup...), "check", path)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -277,11 +282,15 @@ func coupCheck(ctx context.Context, coup []string, path string) (time.Duration, 
 		// 1 and 3 are verdicts, which the benchmark does not judge.
 		return 0, 0, fmt.Errorf("coup check: %v: %s", err, firstLines(out.String(), 20))
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return d, 0, nil
+	b, err := os.ReadFile(peakFile)
+	if err != nil {
+		return d, 0, fmt.Errorf("coup check: its peak memory: %w", err)
 	}
-	return d, ru.Maxrss << 10, nil // Linux gives kilobytes
+	peak, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return d, 0, fmt.Errorf("coup check: its peak memory: %w", err)
+	}
+	return d, peak, nil
 }
 
 func firstLines(s string, n int) string {

@@ -97,6 +97,9 @@ func parseProbeConfig(args []string) (probeConfig, error) {
 // trips, or echoes every ping. The pinger writes its Figures as one JSON
 // line to the --report named pipe. It returns the exit code.
 func ProbeMain(args []string) int {
+	if len(args) > 0 && args[0] == "rss" {
+		return RSSMain(args[1:])
+	}
 	cfg, err := parseProbeConfig(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench-probe: %v\n", err)

@@ -38,6 +38,7 @@ kind = "none"
 
 [history]
 messages = %t
+max_messages = 100000000 # every message of the measurement, however fast
 
 [checks]
 run = ["agreement"]

@@ -22,6 +22,7 @@
 //	nemesis  what (the fault), phase (start|end), nodes, name (which fault and occurrence: "faults[2]#1"), detail
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	refused  node, what (output|line|report|reply|dest|…), detail
+//	limit    what (messages), node (whose message crossed it), value (the bound), detail
 //	end      (the run finished normally; absent when it was killed)
 //
 // A client operation is an invoke event and, later, one completion (ok,
@@ -53,6 +54,11 @@
 // one, an answer to a client that the client's request did not go to, or a
 // message to nobody. The first few of each class from each node are
 // recorded; all are counted on the end event.
+//
+// A limit event says that the run stopped recording messages one by one
+// at its bound (history.max_messages), which bounds the history whatever
+// the nodes send; from then on messages are counted on the end event only,
+// and the checks that need every message say they cannot judge.
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

@@ -18,6 +18,9 @@ const (
 	// or stray client answer, an unparsable or over-long line, a bad
 	// report); what is the class, detail says what and why.
 	KindRefused Kind = "refused"
+	// KindLimit: the harness stopped recording something past a bound
+	// (what "messages": history.max_messages); it goes on counting it.
+	KindLimit Kind = "limit"
 )
 
 // Process event whats: the life of a node process.
@@ -38,6 +41,10 @@ const (
 	ReportRejected    = "rejected"    // value: why (checksum, unparsable); msg: the message id if known
 	ReportMetric      = "metric"      // name: the metric; value: its value
 )
+
+// LimitMessages is the what of the limit event that stops the recording of
+// messages one by one.
+const LimitMessages = "messages"
 
 // Op types, in Jepsen's form.
 const (
@@ -157,6 +164,10 @@ type Meta struct {
 	Params map[string]any `json:"params,omitempty"`
 	// Expect is the verdict the scenario expects.
 	Expect *Expect `json:"expect,omitempty"`
+	// Simulated is true when the deterministic simulator wrote the
+	// history (virtual time, the algorithm in process); false for a run
+	// of real processes.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

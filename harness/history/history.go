@@ -74,7 +74,7 @@ func (h *History) Add(e Event) {
 }
 
 // Len is the number of events.
-func (h *History) Len() int { return len(h.Events) + len(h.msgs.recs) }
+func (h *History) Len() int { return len(h.Events) + h.msgs.len() }
 
 // End returns the time of the last event.
 func (h *History) End() int64 {
@@ -94,9 +94,9 @@ func (h *History) first() (Event, bool) {
 }
 
 func (h *History) last() (Event, bool) {
-	m := len(h.msgs.recs)
+	m := h.msgs.len()
 	switch {
-	case m > 0 && int(h.msgs.recs[m-1].before) == len(h.Events):
+	case m > 0 && int(h.msgs.rec(m-1).before) == len(h.Events):
 		var e Event
 		h.msgs.event(m-1, &e)
 		return e, true
@@ -112,9 +112,9 @@ func (h *History) last() (Event, bool) {
 func (h *History) All() iter.Seq[*Event] {
 	return func(yield func(*Event) bool) {
 		var scratch Event
-		j, recs := 0, h.msgs.recs
+		j, n := 0, h.msgs.len()
 		for k := 0; k <= len(h.Events); k++ {
-			for ; j < len(recs) && int(recs[j].before) == k; j++ {
+			for ; j < n && int(h.msgs.rec(j).before) == k; j++ {
 				h.msgs.event(j, &scratch)
 				if !yield(&scratch) {
 					return
@@ -130,7 +130,7 @@ func (h *History) All() iter.Seq[*Event] {
 // Expanded returns h with every event in Events (h itself when it is not
 // compact).
 func (h *History) Expanded() *History {
-	if len(h.msgs.recs) == 0 {
+	if h.msgs.len() == 0 {
 		return h
 	}
 	out := &History{Meta: h.Meta, Bad: h.Bad, Ended: h.Ended, Events: make([]Event, 0, h.Len())}
@@ -142,7 +142,7 @@ func (h *History) Expanded() *History {
 
 // saturate keeps every time and bound of the meta event in [0, MaxTime].
 func (m *Meta) saturate() {
-	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress} {
+	for _, t := range []*int64{&m.Termination, &m.GST, &m.Stabilisation, &m.Progress, &m.StaleLeader} {
 		*t = min(max(*t, 0), MaxTime)
 	}
 }

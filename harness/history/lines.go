@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -60,4 +61,11 @@ func (l *LineReader) Next() (line []byte, n int, long bool, err error) {
 			return nil, 0, false, err
 		}
 	}
+}
+
+// HasLine reports whether a whole line is already buffered: Next will
+// return it without reading.
+func (l *LineReader) HasLine() bool {
+	b, _ := l.r.Peek(l.r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }

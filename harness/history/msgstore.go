@@ -1,13 +1,20 @@
 package history
 
+import "unsafe"
+
 // msgStore keeps the message events of a compact history: each in 48 bytes
 // (an Event takes 320, and its strings more), its strings interned, and
 // the rare fields of a corrupt event (body, detail) apart.
 type msgStore struct {
-	recs  []msgRec
-	strs  []string          // interned strings; 0 is ""
-	ids   map[string]uint32 // string → its number in strs
-	extra map[int]msgExtra  // by position in recs
+	// chunks hold the records, chunkSize to a chunk, so that a store that
+	// grows never copies what it holds.
+	chunks [][]msgRec
+	n      int
+	strs   []string          // interned strings; 0 is ""
+	ids    map[string]uint32 // string → its number in strs
+	extra  map[int]msgExtra  // by position
+	// recent caches ids by string address (see intern).
+	recent [64]recentStr
 }
 
 type msgRec struct {
@@ -19,6 +26,12 @@ type msgRec struct {
 }
 
 type msgExtra struct{ body, detail string }
+
+type recentStr struct {
+	p  *byte
+	n  int
+	id uint32
+}
 
 // maxInterned bounds the strings a store interns: a history with more
 // distinct names than that keeps its further message events as plain
@@ -45,18 +58,41 @@ func (s *msgStore) add(e *Event, before int) bool {
 		if s.extra == nil {
 			s.extra = map[int]msgExtra{}
 		}
-		s.extra[len(s.recs)] = msgExtra{body: e.Body, detail: e.Detail}
+		s.extra[s.n] = msgExtra{body: e.Body, detail: e.Detail}
 	}
-	s.recs = append(s.recs, msgRec{index: e.Index, time: e.Time, msg: e.Msg, before: int32(before),
+	if s.n%chunkSize == 0 {
+		s.chunks = append(s.chunks, make([]msgRec, 0, min(chunkSize, max(64, s.n))))
+	}
+	c := &s.chunks[len(s.chunks)-1]
+	*c = append(*c, msgRec{index: e.Index, time: e.Time, msg: e.Msg, before: int32(before),
 		what: ids[0], src: ids[1], dest: ids[2], mtype: ids[3], reason: ids[4]})
+	s.n++
 	return true
 }
+
+// chunkSize is the number of records in a full chunk.
+const chunkSize = 1 << 16
+
+// len is the number of message events kept.
+func (s *msgStore) len() int { return s.n }
+
+// rec is the j-th record.
+func (s *msgStore) rec(j int) *msgRec { return &s.chunks[j/chunkSize][j%chunkSize] }
 
 func (s *msgStore) intern(v string) (uint32, bool) {
 	if v == "" {
 		return 0, true
 	}
+	// The strings of a message event are mostly the very strings (the
+	// same bytes) of the last events: a reader interns them, a recorder
+	// is handed the router's. A small cache by address saves hashing.
+	p := unsafe.StringData(v)
+	slot := &s.recent[(uintptr(unsafe.Pointer(p))>>3)%uintptr(len(s.recent))]
+	if slot.p == p && slot.n == len(v) {
+		return slot.id, true
+	}
 	if id, ok := s.ids[v]; ok {
+		*slot = recentStr{p: p, n: len(v), id: id}
 		return id, true
 	}
 	if len(s.strs) >= maxInterned {
@@ -74,7 +110,7 @@ func (s *msgStore) intern(v string) (uint32, bool) {
 
 // event writes the j-th message event into e.
 func (s *msgStore) event(j int, e *Event) {
-	r := &s.recs[j]
+	r := s.rec(j)
 	x := s.extra[j]
 	*e = Event{Index: r.index, Time: r.time, Kind: KindMsg, What: s.str(r.what), Msg: r.msg,
 		Src: s.str(r.src), Dest: s.str(r.dest), MType: s.str(r.mtype), Reason: s.str(r.reason),

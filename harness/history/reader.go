@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,39 +31,94 @@ const MaxLine = 16 << 20
 // MaxLine, are recorded in Bad and skipped; a history without a meta event
 // is an error.
 func Read(r io.Reader) (*History, error) {
+	// Two stages, so that both cores work: this goroutine reads and
+	// decodes lines into batches, another adds them to the history.
 	h := &History{compact: true}
+	batches, free := make(chan *readBatch, 4), make(chan *readBatch, 4)
+	for range cap(free) {
+		free <- &readBatch{}
+	}
+	added := make(chan struct{})
+	go func() {
+		defer close(added)
+		for batch := range batches {
+			for i := range batch.items {
+				if it := &batch.items[i]; it.bad != nil {
+					h.Bad = append(h.Bad, *it.bad)
+				} else {
+					h.Add(it.e)
+				}
+			}
+			free <- batch
+		}
+	}()
+	err := decodeLines(r, batches, free)
+	close(batches)
+	<-added
+	if err != nil {
+		return nil, err
+	}
+	if first, ok := h.first(); !ok || first.Kind != KindMeta {
+		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
+	}
+	return h, nil
+}
+
+// readBatch is a run of decoded lines: each an event, or a bad line.
+type readBatch struct {
+	items []readItem
+}
+
+type readItem struct {
+	e   Event
+	bad *BadLine
+}
+
+const readBatchSize = 1024
+
+// decodeLines reads and decodes r's lines into batches taken from free.
+func decodeLines(r io.Reader, batches, free chan *readBatch) error {
 	lines := NewLineReader(r, MaxLine)
+	var dec decoder
+	batch := <-free
+	batch.items = batch.items[:0]
+	// next returns the next item of the batch, handing a full batch on
+	// first; it is decoded in place.
+	next := func() *readItem {
+		if len(batch.items) == readBatchSize {
+			batches <- batch
+			batch = <-free
+			batch.items = batch.items[:0]
+		}
+		batch.items = append(batch.items, readItem{})
+		return &batch.items[len(batch.items)-1]
+	}
 	line := 0
 	for {
 		b, n, long, err := lines.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+			if len(batch.items) > 0 {
+				batches <- batch
 			}
-			return nil, fmt.Errorf("read history: %w", err)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read history: %w", err)
 		}
 		line++
 		if long {
-			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("line of %d bytes, longer than the %d a history line may have", n, MaxLine)})
+			*next() = readItem{bad: &BadLine{Line: line, Err: fmt.Sprintf("line of %d bytes, longer than the %d a history line may have", n, MaxLine)}}
 			continue
 		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
-		var e Event
-		if err := json.Unmarshal(b, &e); err != nil {
-			h.Bad = append(h.Bad, BadLine{Line: line, Err: err.Error()})
-			continue
+		it := next()
+		if err := dec.event(b, &it.e); err != nil {
+			*it = readItem{bad: &BadLine{Line: line, Err: err.Error()}}
+		} else if t := it.e.Time; t < 0 || t > MaxTime {
+			*it = readItem{bad: &BadLine{Line: line, Err: fmt.Sprintf("time %d is outside [0, %d], the times a run can have", t, int64(MaxTime))}}
 		}
-		if e.Time < 0 || e.Time > MaxTime {
-			h.Bad = append(h.Bad, BadLine{Line: line, Err: fmt.Sprintf("time %d is outside [0, %d], the times a run can have", e.Time, int64(MaxTime))})
-			continue
-		}
-		h.Add(e)
 	}
-	if first, ok := h.first(); !ok || first.Kind != KindMeta {
-		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
-	}
-	return h, nil
 }

@@ -2,7 +2,6 @@ package history
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -32,6 +31,7 @@ type Recorder struct {
 	clock  Clock
 	w      *bufio.Writer
 	h      *History // nil when not keeping events
+	line   []byte   // the line being written, reused
 	err    error
 	closed bool
 	last   int64
@@ -106,19 +106,36 @@ func (r *Recorder) Record(e Event) Event {
 	return e
 }
 
+// RecordAll records events in order, under one lock and at one time: what
+// happened together, such as the messages one write hands a node.
+func (r *Recorder) RecordAll(es []Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	t := max(r.clock(), r.last)
+	r.last = t
+	for i := range es {
+		es[i].Index = r.n
+		es[i].Time = t
+		r.append(es[i])
+	}
+}
+
 func (r *Recorder) append(e Event) {
 	if r.h != nil {
 		r.h.Add(e)
 	}
 	r.n++
 	if r.w != nil && r.err == nil {
-		b, err := json.Marshal(&e)
+		var err error
+		r.line, err = AppendJSON(r.line[:0], &e)
 		if err != nil {
 			r.err = fmt.Errorf("encode event %d: %w", e.Index, err)
 			return
 		}
-		b = append(b, '\n')
-		if _, err := r.w.Write(b); err != nil {
+		if _, err := r.w.Write(r.line); err != nil {
 			r.err = fmt.Errorf("write history: %w", err)
 		}
 	}

@@ -258,6 +258,12 @@ type History struct {
 	// Messages records every message's send, delivery and fate as an
 	// event (default true). Message counts are kept either way.
 	Messages *bool `toml:"messages"`
+	// MaxMessages is the most messages recorded one by one in a run
+	// (default 1 000 000): past it, messages are routed and counted as
+	// ever, but no longer recorded, so that no node can grow the history,
+	// or the memory that reads it back, without bound. A limit event in
+	// the history says when it bit and whose message it was.
+	MaxMessages *int64 `toml:"max_messages"`
 }
 
 // Duration is a duration written as a string like "150ms". A bad value is
@@ -321,6 +327,18 @@ func (s *Scenario) StateMachine() bool {
 
 // ChecksumsOn reports whether nodes sum their messages.
 func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }
+
+// DefaultMaxMessages is history.max_messages's default.
+const DefaultMaxMessages = 1_000_000
+
+// MessageLimit is the most messages recorded one by one (see
+// History.MaxMessages).
+func (s *Scenario) MessageLimit() int64 {
+	if s.History.MaxMessages == nil {
+		return DefaultMaxMessages
+	}
+	return *s.History.MaxMessages
+}
 
 // RecordMessages reports whether each message is recorded in the history.
 func (s *Scenario) RecordMessages() bool { return s.History.Messages == nil || *s.History.Messages }

@@ -103,6 +103,9 @@ func (s *Scenario) validate() error {
 	if err := s.validateChecks(); err != nil {
 		return err
 	}
+	if m := s.History.MaxMessages; m != nil && *m < 1 {
+		return s.errorf("history.max_messages", "must be at least 1, got %d (to record no message, set history.messages = false)", *m)
+	}
 	return s.validateExpect()
 }
 

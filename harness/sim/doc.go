@@ -55,6 +55,12 @@
 // Shard, SweepWriter, ReadSweep and Merge split a sweep's seeds across
 // machines and put the results back together.
 //
+// What a real run refuses from hostile nodes (docs/threat-model.md) has no
+// counterpart here: the simulator runs only the built-in algorithms, in
+// its own process, so there is no foreign output to refuse, and it records
+// every message (history.max_messages bounds real runs only); a sweep's
+// memory is bounded by its run's length instead.
+//
 // Algorithm tests may use a Sim as their network (New, RunUntil, Leaders,
 // Crash, Pause, ...): the same fault model as scenarios, with no process.
 //

@@ -46,6 +46,8 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 	seeded := *sc
 	seeded.Seed = seed
 	w, timeout := harness.NewWorkload(&seeded)
+	meta := harness.RunMeta(&seeded)
+	meta.Simulated = true
 	return Config{
 		Spec: spec, Nodes: sc.NodeNames(), IDs: sc.IDs, Params: sc.Params, Seed: seed,
 		Checksums: sc.ChecksumsOn(),
@@ -54,7 +56,7 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 		Duration: sc.Duration.D, Recovery: sc.Recovery.D,
 		RecordMessages: sc.RecordMessages(),
 		Workload:       w, OpTimeout: timeout,
-		Meta: harness.RunMeta(&seeded),
+		Meta: meta,
 	}, nil
 }
 

@@ -26,12 +26,14 @@
 // and that is the smallest correct id. Before settling, processes may trust
 // different leaders.
 //
-// Each process reports its leader; the heartbeats flow for ever, with
+// Each process reports its leader, and the trusted process's suspicion
+// counter as a metric (leader_suspicions); the heartbeats flow for ever, with
 // (n−1)² messages per process every η, relays included.
 package omegaminimal
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"coup/nodes"
@@ -105,6 +107,9 @@ type Machine struct {
 	seq     int
 	seen    map[string]int // origin -> highest sequence number received
 	leader  string
+	// counted is the trusted process's counter as last reported (the
+	// metric leader_suspicions), -1 before the first report.
+	counted int
 }
 
 var _ nodes.Machine = (*Machine)(nil)
@@ -121,6 +126,7 @@ func (m *Machine) Start(env nodes.Env) {
 	m.others = ring.Others(env)
 	m.suspect = make([]int, len(m.all))
 	m.seen = map[string]int{}
+	m.counted = -1
 	for _, q := range m.others {
 		m.watch(q)
 	}
@@ -189,7 +195,10 @@ func (m *Machine) watch(q string) {
 	m.env.SetTimer(timerOn(q), m.p.Eta+time.Duration(m.suspect[m.index[q]])*m.p.Unit)
 }
 
-// elect trusts the process minimising (suspect, id).
+// elect trusts the process minimising (suspect, id), and reports the
+// trusted process's counter whenever it changes (the metric
+// leader_suspicions): it stops growing once the process has settled on a
+// ◇-source, and grows for ever when there is none.
 func (m *Machine) elect() {
 	best := m.all[0]
 	for _, k := range m.all[1:] {
@@ -202,4 +211,12 @@ func (m *Machine) elect() {
 		m.leader = best
 		m.env.Report(nodes.Leader(best))
 	}
+	if c := m.suspect[m.index[best]]; c != m.counted {
+		m.counted = c
+		m.env.Report(nodes.Metric(MetricLeaderSuspicions, strconv.Itoa(c)))
+	}
 }
+
+// MetricLeaderSuspicions is the metric a process reports: how many times
+// the process it trusts has been suspected, as far as it knows.
+const MetricLeaderSuspicions = "leader_suspicions"

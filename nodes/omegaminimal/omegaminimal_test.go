@@ -159,3 +159,31 @@ func TestParams(t *testing.T) {
 		}
 	}
 }
+
+// Each process reports the trusted process's suspicion counter when it
+// changes: with a crashed smallest id, the counters first grow with the
+// suspicions of n3, then settle on n1's, which stops.
+func TestReportsLeaderSuspicions(t *testing.T) {
+	net := cluster(t, []int{3, 9, 1, 7, 5})
+	net.RunFor(time.Second)
+	net.Crash("n3")
+	net.RunFor(10 * time.Second)
+	last := map[string]string{}
+	var lastAt time.Duration
+	for _, r := range net.Reports {
+		if r.What != "metric" || r.Name != MetricLeaderSuspicions {
+			continue
+		}
+		if prev, ok := last[r.Node]; ok && prev == r.Value {
+			t.Errorf("%s reported %s=%s twice in a row", r.Node, r.Name, r.Value)
+		}
+		last[r.Node] = r.Value
+		lastAt = r.At
+	}
+	if len(last) != 5 {
+		t.Errorf("%d processes reported the metric, want 5", len(last))
+	}
+	if lastAt > 5*time.Second {
+		t.Errorf("the trusted counter still changes at %v", lastAt)
+	}
+}

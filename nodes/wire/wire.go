@@ -79,9 +79,18 @@ func (e *Envelope) Append(dst []byte) []byte {
 	return append(dst, '}', '\n')
 }
 
+// appendString appends s as a JSON string: as it is when nothing in it
+// needs escaping, else as encoding/json escapes it.
 func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // Parse parses one line. The body is kept as the exact bytes of the line.
