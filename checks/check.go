@@ -23,11 +23,17 @@ type Check struct {
 var ElectionDefaults = []string{"two-leaders", "agreement", "validity", "termination"}
 
 // Defaults returns a copy of the checks a scenario runs when it names
-// none, by the kind of problem its algorithm solves: "mutex" (mutual
-// exclusion) or anything else (leader election).
+// none, by the kind of problem its nodes solve: "mutex" (mutual
+// exclusion), "lin-kv" (a linearizable key-value store), "echo", or
+// anything else (leader election).
 func Defaults(kind string) []string {
-	if kind == "mutex" {
+	switch kind {
+	case "mutex":
 		return append([]string(nil), MutexDefaults...)
+	case "lin-kv":
+		return append([]string(nil), KVDefaults...)
+	case "echo":
+		return append([]string(nil), EchoDefaults...)
 	}
 	return append([]string(nil), ElectionDefaults...)
 }
@@ -48,6 +54,8 @@ var registry = []Check{
 	newCheck("mutex-progress", "Every acquire invoked at a live node after the last nemesis event is granted within the progress bound.", mutexProgress),
 	newCheck("mutex-fairness", "How often a later request for the critical section was granted before an earlier one (a figure).", mutexFairness),
 	newCheck("mutex-measures", "Messages per entry into the critical section, client delay and synchronisation delay (figures).", mutexMeasures),
+	newCheck("kv-linearizable", "The clients' reads, writes and compare-and-sets are linearizable against a key-value store, key by key (porcupine); a timed-out operation may or may not have taken effect.", kvLinearizable),
+	newCheck("echo", "Every echo that returned ok came back with the payload it was sent with.", echo),
 }
 
 // All returns every check, in a fixed order.

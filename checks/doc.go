@@ -105,6 +105,32 @@
 //   - mutex-measures: the course material's measures (messages per entry,
 //     client delay, synchronisation delay), as figures. Always true.
 //
+// The key-value check (KVDefaults) reads the lin-kv workload's read,
+// write and cas operations, whose values are Jepsen's [k,v] and
+// [k,[from,to]] (see harness/history):
+//
+//   - kv-linearizable: the operations are linearizable against a
+//     key-value store, checked by porcupine key by key (the model's
+//     Partition), each key a register that starts with no value. Failed
+//     operations did not happen and are left out, and so are reads that
+//     timed out (they change nothing and returned nothing). A write or cas
+//     that timed out, or that the history ended before it returned, may or
+//     may not have taken effect, at any time after its invocation: its
+//     return is the end of the history, and the model applies it when it
+//     can, since one that did not take effect is, to every operation that
+//     returned, one that took effect after them all (see kvStep). Those
+//     whose effect no returned operation could see are left out (see
+//     kvRelevant). A violation names the first key no order fits and the
+//     operation on it that cannot come next, with porcupine's page as a
+//     File (KVVisualisationFile), annotated with the nodes' leadership
+//     claims and terms and the nemesis's events.
+//
+// The echo check (EchoDefaults):
+//
+//   - echo: every echo that returned ok came back with its payload: the ok
+//     completion's value equals the invocation's. Unknown when none
+//     returned ok.
+//
 // Agreement and validity judge a killed history (no end event) at its last
 // event, and say so. Figures whose value is a time carry the unit in their
 // name ("deadline_ns").

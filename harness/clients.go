@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -37,6 +38,7 @@ type clients struct {
 
 type pendingOp struct {
 	process, node, f string
+	result           func(body []byte) string
 	timer            *time.Timer
 }
 
@@ -63,22 +65,22 @@ func (c *clients) After(d time.Duration, fn func()) {
 }
 
 // Invoke records an invocation and sends the request (called under mu).
-func (c *clients) Invoke(process, node, f, value string) {
+func (c *clients) Invoke(op workloads.Op) {
 	c.nextID++
 	id := c.nextID
-	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: process, Type: history.OpInvoke, F: f, Node: node, Value: value})
+	body := workloads.RequestBody(op, id)
+	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
 	c.r.router.count("ops." + history.OpInvoke)
-	op := &pendingOp{process: process, node: node, f: f}
-	op.timer = time.AfterFunc(c.timeout, func() {
+	p := &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	p.timer = time.AfterFunc(c.timeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.complete(id, history.OpInfo, "timed out")
+		c.complete(id, history.OpInfo, "timed out", nil)
 	})
-	c.pending[id] = op
-	c.known[process] = true
-	body, _ := json.Marshal(wire.RequestBody{Type: f, MsgID: id, Value: value})
-	line := (&wire.Envelope{Src: process, Dest: node, Body: body}).Append(nil)
-	if m := c.r.members[node]; m != nil {
+	c.pending[id] = p
+	c.known[op.Process] = true
+	line := (&wire.Envelope{Src: op.Process, Dest: op.Node, Body: body}).Append(nil)
+	if m := c.r.members[op.Node]; m != nil {
 		c.r.enqueue(m, delivery{line: line})
 	}
 }
@@ -89,7 +91,7 @@ func (c *clients) Invoke(process, node, f, value string) {
 // the request's type (f + "_ok") or an error; anything else is refused, so
 // that no node can answer for another.
 func (c *clients) reply(from string, env wire.Envelope) {
-	var rb wire.ReplyBody
+	var rb wire.ReplyHead
 	err := json.Unmarshal(env.Body, &rb)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -127,14 +129,31 @@ func (c *clients) reply(from string, env wire.Envelope) {
 		c.r.refuse(from, RefusedReply, fmt.Sprintf("a %s to %s in reply to request %d, %s", quote([]byte(rb.Type)), env.Dest, rb.InReplyTo, why))
 		return
 	}
-	typ, value := history.OpOK, rb.Value
-	if rb.Type == "error" {
-		typ, value = history.OpInfo, rb.Text
-		if rb.Definite || (rb.Code != nil && DefiniteCode(*rb.Code)) {
-			typ = history.OpFail
+	typ, value := Outcome(rb, env.Body, op.result)
+	// The body is cloned: the workload may read it after the line it came
+	// in is reused.
+	c.complete(rb.InReplyTo, typ, Clip(value, MaxField), bytes.Clone(env.Body))
+}
+
+// Outcome is how the history records an answer to a client (real or
+// simulated): ok with the value result gives (the answer's "value" when
+// result is nil), or, for an error, fail when the error is definite and
+// info otherwise, with the error's text (or its code, without a text).
+func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string) (typ, value string) {
+	if head.Type != "error" {
+		if result == nil {
+			result = workloads.AnswerValue
 		}
+		return history.OpOK, result(body)
 	}
-	c.complete(rb.InReplyTo, typ, Clip(value, MaxField))
+	typ, value = history.OpInfo, head.Text
+	if head.Definite || (head.Code != nil && DefiniteCode(*head.Code)) {
+		typ = history.OpFail
+	}
+	if value == "" && head.Code != nil {
+		value = fmt.Sprintf("error %d", *head.Code)
+	}
+	return typ, value
 }
 
 // CountLateReplies counts the answers that came after their operation was
@@ -151,8 +170,9 @@ func DefiniteCode(code int) bool {
 	return false
 }
 
-// complete records the end of an operation (called under mu).
-func (c *clients) complete(id int, typ, value string) {
+// complete records the end of an operation (called under mu); body is
+// the answer's, nil when there was none.
+func (c *clients) complete(id int, typ, value string, body []byte) {
 	op, ok := c.pending[id]
 	if !ok {
 		return // already timed out, or an answer to nobody
@@ -163,7 +183,7 @@ func (c *clients) complete(id int, typ, value string) {
 	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
 	c.r.router.count("ops." + typ)
 	if !c.stopped {
-		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, At: time.Since(c.r.zero)})
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: time.Since(c.r.zero)})
 	}
 }
 
@@ -182,6 +202,6 @@ func (c *clients) stop() {
 	}
 	sort.Ints(ids)
 	for _, id := range ids {
-		c.complete(id, history.OpInfo, "run ended")
+		c.complete(id, history.OpInfo, "run ended", nil)
 	}
 }

@@ -46,7 +46,7 @@ func FuzzNodeOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string) {
 		r := testRun()
 		r.clients.mu.Lock()
-		r.clients.Invoke("c1", "n1", "elect", "")
+		r.clients.Invoke(workloads.Op{Process: "c1", Node: "n1", F: "elect"})
 		r.clients.mu.Unlock()
 		for _, line := range strings.Split(out, "\n") {
 			_ = isInitOK([]byte(line))

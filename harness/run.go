@@ -326,7 +326,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // at, as it is.
 func RunMeta(sc *scenario.Scenario) *history.Meta {
 	m := &history.Meta{
-		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm,
+		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm, Workload: sc.Workload.Kind,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
 		Termination: int64(sc.Checks.Termination.D), Progress: int64(sc.Checks.Progress.D), Checks: sc.Checks.Run, Params: sc.Params,
 		Checksums:     sc.ChecksumsOn(),
@@ -362,6 +362,16 @@ func NewWorkload(sc *scenario.Scenario) (workloads.Workload, time.Duration) {
 		return &workloads.Election{Initiators: w.Initiators, At: w.At.D}, timeout
 	case "mutex":
 		return &workloads.Mutex{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate, Hold: w.Hold.D,
+			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
+	case scenario.WorkloadLinKV:
+		mix := workloads.Mix{Read: 1, Write: 1, Cas: 1}
+		if w.Mix != nil {
+			mix = workloads.Mix{Read: w.Mix.Read, Write: w.Mix.Write, Cas: w.Mix.Cas}
+		}
+		return &workloads.KV{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate, Keys: w.Keys, Values: w.Values, Mix: mix,
+			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
+	case scenario.WorkloadEcho:
+		return &workloads.Echo{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate,
 			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
 	}
 	return workloads.None{}, timeout

@@ -7,6 +7,8 @@ import (
 
 	"coup/checks"
 	"coup/harness/history"
+	"coup/harness/scenario"
+	"coup/nodes"
 	"coup/nodes/algorithms"
 )
 
@@ -105,8 +107,15 @@ func Evaluate(h *history.History) (*Results, error) {
 	names := m.Checks
 	if len(names) == 0 {
 		kind := ""
-		if spec, ok := algorithms.Lookup(m.Algorithm); ok {
+		switch spec, ok := algorithms.Lookup(m.Algorithm); {
+		case ok:
 			kind = spec.Kind
+		case m.Workload == scenario.WorkloadMutex:
+			kind = nodes.KindMutex
+		case m.Workload == scenario.WorkloadLinKV:
+			kind = nodes.KindLinKV
+		case m.Workload == scenario.WorkloadEcho:
+			kind = nodes.KindEcho
 		}
 		names = checks.Defaults(kind)
 	}
@@ -327,7 +336,11 @@ func (r *Results) Summary() string {
 		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, Printable(name), c.Valid, Printable(c.Explanation))
 	}
 	m := &r.Stats.Messages
-	fmt.Fprintf(&b, "  messages: %d sent (%s), %d delivered, %d dropped", m.Sent, joinCounts(m.ByType), m.Delivered, m.Dropped)
+	fmt.Fprintf(&b, "  messages: %d sent", m.Sent)
+	if len(m.ByType) > 0 {
+		fmt.Fprintf(&b, " (%s)", joinCounts(m.ByType))
+	}
+	fmt.Fprintf(&b, ", %d delivered, %d dropped", m.Delivered, m.Dropped)
 	if len(m.Drops) > 0 {
 		fmt.Fprintf(&b, " (%s)", joinCounts(m.Drops))
 	}
@@ -338,6 +351,10 @@ func (r *Results) Summary() string {
 		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
+		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
+			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
+	}
 	if len(r.Stats.Refused) > 0 {
 		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", Printable(joinCounts(r.Stats.Refused)))
 	}

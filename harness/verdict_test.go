@@ -110,3 +110,31 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+// A history that names no checks is judged by the defaults of its
+// algorithm, or, for a foreign node, of its workload.
+func TestEvaluateDefaultsByWorkload(t *testing.T) {
+	tests := []struct {
+		algorithm, workload string
+		want                []string
+	}{
+		{"my-store", "lin-kv", checks.KVDefaults},
+		{"my-echo", "echo", checks.EchoDefaults},
+		{"my-lock", "mutex", checks.MutexDefaults},
+		{"my-raft", "none", checks.ElectionDefaults},
+		{"ricart-agrawala", "", checks.MutexDefaults},
+	}
+	for _, tt := range tests {
+		h, err := history.FromEvents([]history.Event{{Kind: history.KindMeta, Meta: &history.Meta{Algorithm: tt.algorithm, Workload: tt.workload, Nodes: []string{"n1"}, IDs: []int{1}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Join(r.Order, ","), strings.Join(tt.want, ","); got != want {
+			t.Errorf("%s with workload %q: checks %s, want %s", tt.algorithm, tt.workload, got, want)
+		}
+	}
+}

@@ -39,6 +39,11 @@ type Env interface {
 	Report(r Report)
 	// Reply answers a client request successfully, with a value.
 	Reply(r Request, value string)
+	// ReplyWith answers a client request successfully with the given
+	// body fields beside type and in_reply_to: a value that marshals to
+	// a JSON object, such as a struct (lin-kv's read_ok carries {"value":
+	// 4}, a number; echo_ok {"echo": ...}).
+	ReplyWith(r Request, fields any)
 	// Fail answers a client request with an error. A definite error
 	// (Definite true) means the operation did not take effect.
 	Fail(r Request, e Error)
@@ -83,8 +88,13 @@ type Request struct {
 	ID int
 	// Op is the operation, such as "elect", "acquire" or "release".
 	Op string
-	// Value is the operation's argument, if any.
+	// Value is the operation's argument, if any: the request's "value"
+	// field when it is a string.
 	Value string
+	// Body is the request's whole body, as the client sent it, for an
+	// operation whose fields are more than a value (lin-kv's key, from
+	// and to). A machine must not change it.
+	Body []byte
 }
 
 // Error is a failed client operation, with Maelstrom's error codes.

@@ -44,6 +44,14 @@ const (
 	// KindMutex algorithms grant a critical section: clients "acquire" and
 	// "release", and nodes report entering and leaving it.
 	KindMutex = "mutex"
+	// KindLinKV nodes are a linearizable key-value store serving
+	// Maelstrom's lin-kv workload (read, write, cas). No built-in
+	// algorithm is one: a foreign node's scenario says so by its
+	// workload.
+	KindLinKV = "lin-kv"
+	// KindEcho nodes answer Maelstrom's echo workload. No built-in
+	// algorithm is one.
+	KindEcho = "echo"
 )
 
 // IsMutex reports whether the algorithm grants mutual exclusion.

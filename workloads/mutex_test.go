@@ -45,7 +45,8 @@ func (l *fakeLock) After(d time.Duration, fn func()) {
 	heap.Push(&l.timers, timer{at: max(d, l.now), seq: l.seq, fn: fn})
 }
 
-func (l *fakeLock) Invoke(process, node, f, value string) {
+func (l *fakeLock) Invoke(op Op) {
+	process, node, f, value := op.Process, op.Node, op.F, op.Value
 	inv := invocation{at: l.now, process: process, node: node, f: f, owner: value}
 	if l.open[process] {
 		l.errs = append(l.errs, fmt.Sprintf("%s invoked %s at %s while its last operation was open", process, f, l.now))

@@ -1,11 +1,3 @@
-// Package workloads generates client operations: election triggers and
-// mutual-exclusion clients. A workload is driven through the Clients
-// interface, which the real harness and the simulator both implement, and
-// is told of each operation's completion. Workloads do no I/O and read no
-// clock: time passes through Clients.After.
-//
-// Callbacks into a workload (Start, the functions given to After, and
-// Complete) are serialised by the driver.
 package workloads
 
 import (
@@ -15,11 +7,36 @@ import (
 
 // Clients is what a workload acts through.
 type Clients interface {
-	// Invoke records the invocation of f(value) by client process and
-	// sends the request to node. Its completion comes back via Complete.
-	Invoke(process, node, f, value string)
+	// Invoke records the invocation of op and sends its request to
+	// op.Node. Its completion comes back via Workload.Complete.
+	Invoke(op Op)
 	// After calls fn once d has passed on the run's clock.
 	After(d time.Duration, fn func())
+}
+
+// Op is one client operation, as a workload invokes it.
+type Op struct {
+	// Process is the client process that invokes it ("c1"); Node the node
+	// its request goes to.
+	Process, Node string
+	// F is the operation, and its request's type ("elect", "acquire",
+	// "read"); the answer's type is F+"_ok", or "error".
+	F string
+	// Value is the operation's value as the history records it on the
+	// invocation. When Fields is nil, the request carries it as its
+	// "value" field (left out when empty): the election and lock
+	// workloads' form.
+	Value string
+	// Fields, when not nil, are the request body's fields beside type and
+	// msg_id: a value that marshals to a JSON object, such as a struct
+	// (lin-kv's {"key": 3}, echo's {"echo": "..."}). The request then
+	// carries no "value" of its own.
+	Fields any
+	// Result, when not nil, gives the value the history records when the
+	// operation returns ok, from the answer's body. Nil records the
+	// answer's "value" field: a string as it is, any other JSON value as
+	// its text.
+	Result func(body []byte) string
 }
 
 // Completion is the end of an operation: ok, fail or info (timed out: it
@@ -29,7 +46,12 @@ type Completion struct {
 	Node    string
 	F       string
 	Type    string
-	Value   string
+	// Value is what the history recorded on the completion: Op.Result's
+	// value for ok, the error's text for an error, why for a timeout.
+	Value string
+	// Body is the answer's body exactly as the node wrote it; nil when
+	// there was no answer (the operation timed out, or the run ended).
+	Body []byte
 	// At is when the operation ended, on the run's clock (the clock of
 	// Clients.After).
 	At time.Duration
@@ -65,7 +87,7 @@ var (
 func (e *Election) Start(c Clients) {
 	c.After(e.At, func() {
 		for i, n := range e.Initiators {
-			c.Invoke(fmt.Sprintf("c%d", i+1), n, "elect", "")
+			c.Invoke(Op{Process: fmt.Sprintf("c%d", i+1), Node: n, F: "elect"})
 		}
 	})
 }

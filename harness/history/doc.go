@@ -25,6 +25,23 @@
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
 //	end      (the run finished normally; absent when it was killed)
 //
+// A client operation is an invoke event and, later, one completion (ok,
+// fail or info) of the same process and f; a process has at most one
+// operation open. The value is the workload's:
+//
+//	election  elect: none; ok: the answer's value, if any
+//	mutex     acquire, release: the owner; ok: none
+//	lin-kv    JSON text in Jepsen's form: read [k,null], ok [k,v] (the
+//	          value read, null for none, a JSON string holding the text of
+//	          a value that is not an integer); write [k,v], ok the same;
+//	          cas [k,[from,to]], ok the same
+//	echo      echo: the payload sent; ok: the echo the node sent back (a
+//	          string as it is, any other JSON value as its text)
+//
+// A fail or info completion's value says why: the error's text (or
+// "error N" without one), "timed out", "run ended". The meta event's
+// workload names the workload.
+//
 // A corrupt event precedes the delivery of a copy whose body the nemesis
 // altered; its reason says how ("bitflip", "mutate": only a checksum can
 // tell; "joker": the sender's payload was altered and its sum recomputed,

@@ -119,10 +119,14 @@ func (e *Event) Duration() time.Duration { return time.Duration(e.Time) }
 
 // Meta says what ran. It is the first event of every history.
 type Meta struct {
-	Scenario  string   `json:"scenario"`
-	File      string   `json:"file,omitempty"`
-	Algorithm string   `json:"algorithm"`
-	Nodes     []string `json:"nodes"`
+	Scenario  string `json:"scenario"`
+	File      string `json:"file,omitempty"`
+	Algorithm string `json:"algorithm"`
+	// Workload is the kind of the scenario's workload ("election",
+	// "mutex", "lin-kv", "echo", "none"); it picks the default checks of
+	// a foreign node's history that names none.
+	Workload string   `json:"workload,omitempty"`
+	Nodes    []string `json:"nodes"`
 	// IDs are the election ids of the nodes, in the order of Nodes.
 	IDs  []int `json:"ids"`
 	Seed int64 `json:"seed"`

@@ -41,10 +41,13 @@ func (s *Scenario) Encode(header string) []byte {
 	if s.Description != "" {
 		kv("description", s.Description)
 	}
-	kv("algorithm", s.Algorithm)
+	if s.Algorithm != "" || s.Command == nil {
+		kv("algorithm", s.Algorithm)
+	}
 	if s.Command != nil {
 		kv("command", s.Command)
 	}
+	dur("init_timeout", s.InitTimeout)
 	kv("nodes", s.Nodes)
 	if !defaultIDs(s.IDs) {
 		kv("ids", s.IDs)
@@ -76,7 +79,7 @@ func (s *Scenario) Encode(header string) []byte {
 		f.encode(kv, dur)
 	}
 	c := &s.Checks
-	if (c.Run != nil && !slices.Equal(c.Run, checks.Defaults(s.Kind()))) || c.Termination.Set || c.Stabilisation.Set || c.Progress.Set {
+	if (c.Run != nil && !slices.Equal(c.Run, checks.Defaults(s.Kind()))) || c.Termination.Set || c.Stabilisation.Set || c.Progress.Set || c.StaleLeader.Set {
 		b.WriteString("\n[checks]\n")
 		if c.Run != nil && !slices.Equal(c.Run, checks.Defaults(s.Kind())) {
 			kv("run", c.Run)
@@ -84,6 +87,7 @@ func (s *Scenario) Encode(header string) []byte {
 		dur("termination", c.Termination)
 		dur("stabilisation", c.Stabilisation)
 		dur("progress", c.Progress)
+		dur("stale_leader", c.StaleLeader)
 	}
 	if s.History.Messages != nil {
 		b.WriteString("\n[history]\n")
@@ -135,6 +139,15 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 		put("rate", w.Rate)
 	}
 	dur("hold", w.Hold)
+	if w.Keys != 0 && w.Keys != DefaultKeys {
+		put("keys", w.Keys)
+	}
+	if w.Values != 0 && w.Values != DefaultValues {
+		put("values", w.Values)
+	}
+	if w.Mix != nil {
+		put("mix", rawTOML(fmt.Sprintf("{ read = %s, write = %s, cas = %s }", value(w.Mix.Read), value(w.Mix.Write), value(w.Mix.Cas))))
+	}
 	if lines.Len() > 0 {
 		b.WriteString("\n[workload]\n")
 		b.Write(lines.Bytes())

@@ -14,8 +14,8 @@ func comparable(s *Scenario) Scenario {
 	c := *s
 	c.File, c.loc = "", nil
 	clear := func(d *Duration) { d.Raw, d.err = "", nil }
-	for _, d := range []*Duration{&c.Duration, &c.Recovery, &c.Network.Latency, &c.Network.Jitter,
-		&c.Workload.At, &c.Workload.Timeout, &c.Workload.Hold, &c.Checks.Termination, &c.Checks.Stabilisation, &c.Checks.Progress} {
+	for _, d := range []*Duration{&c.Duration, &c.Recovery, &c.InitTimeout, &c.Network.Latency, &c.Network.Jitter,
+		&c.Workload.At, &c.Workload.Timeout, &c.Workload.Hold, &c.Checks.Termination, &c.Checks.Stabilisation, &c.Checks.Progress, &c.Checks.StaleLeader} {
 		clear(d)
 	}
 	c.Faults = append([]Fault(nil), s.Faults...)

@@ -80,35 +80,59 @@ type Network struct {
 // Workload says what clients ask of the nodes.
 type Workload struct {
 	// Kind is "election" (ask initiators to start an election), "mutex"
-	// (clients acquire and release a lock) or "none" (the algorithm starts
-	// by itself). Default "mutex" for a mutual-exclusion algorithm,
-	// "election" otherwise.
+	// (clients acquire and release a lock), "lin-kv" (clients read, write
+	// and compare-and-set keys, Maelstrom's workload), "echo" (clients
+	// send echoes, Maelstrom's) or "none" (the algorithm starts by
+	// itself). Default "mutex" for a mutual-exclusion algorithm,
+	// "election" otherwise. lin-kv and echo are served by foreign nodes
+	// (command) only.
 	Kind string `toml:"kind"`
 	// Initiators are the nodes asked to start an election, or ["all"].
 	// Default: the first node. Election workloads only.
 	Initiators []string `toml:"initiators"`
-	// At is when the initiators are asked, or the lock clients start
-	// (default 0: as soon as the nodes are up).
+	// At is when the initiators are asked, or the clients start (default
+	// 0: as soon as the nodes are up).
 	At Duration `toml:"at"`
 	// Timeout is how long a client waits for an answer before it records
 	// the operation as info: it may or may not have taken effect (default
 	// 1s).
 	Timeout Duration `toml:"timeout"`
 
-	// Clients is the number of lock clients (default: one per node).
-	// Mutex workloads only, like the keys below.
+	// Clients is the number of clients (default: one per node). Mutex,
+	// lin-kv and echo workloads only, like targets and rate.
 	Clients int `toml:"clients"`
 	// Targets are the nodes the clients talk to: client ci talks to the
 	// ((i−1) mod len)-th (default: every node, in ring order).
 	Targets []string `toml:"targets"`
-	// Rate is how often the clients ask for the lock, in acquires per
-	// second over all clients, when nothing makes them wait: each client
-	// pauses a random time with mean clients/rate before each acquire
-	// (default 100).
+	// Rate is how often the clients ask, over all clients, when nothing
+	// makes them wait: acquires per second for a lock, operations per
+	// second for lin-kv and echo. Each client pauses a random time with
+	// mean clients/rate before each (default 100).
 	Rate float64 `toml:"rate"`
 	// Hold is how long a client keeps the lock once granted (default
-	// 10ms).
+	// 10ms). Mutex workloads only.
 	Hold Duration `toml:"hold"`
+
+	// Keys is how many keys the lin-kv clients use, 0 to keys−1 (default
+	// 3). Lin-kv workloads only, like values and mix.
+	Keys int `toml:"keys"`
+	// Values is how many values writes and compare-and-sets draw from, 0
+	// to values−1 (default 5, as Maelstrom).
+	Values int `toml:"values"`
+	// Mix weighs the lin-kv operations (default: read, write and cas
+	// alike).
+	Mix *Mix `toml:"mix"`
+}
+
+// Mix weighs the lin-kv operations: each is picked with a probability in
+// proportion to its weight. A weight left out is 0.
+type Mix struct {
+	// Read weighs reads.
+	Read float64 `toml:"read"`
+	// Write weighs writes.
+	Write float64 `toml:"write"`
+	// Cas weighs compare-and-sets.
+	Cas float64 `toml:"cas"`
 }
 
 // Fault is one fault of the nemesis, as the file writes it. Validation
@@ -201,7 +225,7 @@ type Checks struct {
 	// Run names the checks to run; default: two-leaders, agreement,
 	// validity and termination for an election, mutex-linearizable,
 	// mutex-cs, mutex-progress, mutex-fairness and mutex-measures for
-	// mutual exclusion.
+	// mutual exclusion, kv-linearizable for lin-kv and echo for echo.
 	Run []string `toml:"run"`
 	// Termination is the bound within which every live node must believe
 	// in a leader after the last disruption (default: the recovery window).

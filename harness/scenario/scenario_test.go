@@ -309,7 +309,8 @@ stabilisation = "500ms"
 	}
 }
 
-// Every fault example of docs/scenarios.md loads, and together they show
+// Every example of docs/scenarios.md from its Faults section on loads
+// (faults and workloads), and together the fault examples show
 // every fault kind.
 func TestDocumentedFaultsLoad(t *testing.T) {
 	b, err := os.ReadFile("../../docs/scenarios.md")
@@ -325,7 +326,11 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 	blocks := strings.Split(doc[i:], "```toml\n")[1:]
 	for _, block := range blocks {
 		block = block[:strings.Index(block, "```")]
-		s, err := Parse("example.toml", "algorithm = \"chang-roberts\"\nnodes = 5\nduration = \"2s\"\n"+block)
+		node := "algorithm = \"chang-roberts\"\n"
+		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
+			node = "command = [\"./mynode\"]\n" // served by a node of one's own
+		}
+		s, err := Parse("example.toml", node+"nodes = 5\nduration = \"2s\"\n"+block)
 		if err != nil {
 			t.Errorf("%v in\n%s", err, block)
 			continue
@@ -395,7 +400,7 @@ func TestBadMutexScenarios(t *testing.T) {
 		{"clients for an election", `hold = "5ms"`, "kind = \"election\"\nclients = 3", 8, "workload.clients", "only for kind = \"mutex\""},
 		{"hold for an election", `hold = "5ms"`, "kind = \"none\"\nhold = \"5ms\"", 8, "workload.hold", "only for kind = \"mutex\""},
 		{"initiators for a lock", `hold = "5ms"`, `initiators = ["n1"]`, 7, "workload.initiators", "only for kind = \"election\""},
-		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, none"},
+		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, echo, none"},
 		{"no clients", `hold = "5ms"`, `clients = -1`, 7, "workload.clients", "from 1 to"},
 		{"negative rate", `hold = "5ms"`, `rate = -2.5`, 7, "workload.rate", "positive"},
 		{"target names no node", `hold = "5ms"`, `targets = ["n1", "n7"]`, 7, "workload.targets", "names no node"},

@@ -26,8 +26,17 @@ const (
 	// DefaultRate and DefaultHold are the lock workload's defaults.
 	DefaultRate = 100.0
 	DefaultHold = 10 * time.Millisecond
-	// MaxClients bounds the lock workload's clients.
+	// MaxClients bounds the clients of the mutex, lin-kv and echo
+	// workloads.
 	MaxClients = 1000
+	// DefaultKeys and DefaultValues are the lin-kv workload's defaults:
+	// few keys, so that operations meet on them, and Maelstrom's five
+	// values, so that a cas often finds its from.
+	DefaultKeys   = 3
+	DefaultValues = 5
+	// MaxKeys and MaxValues bound them.
+	MaxKeys   = 1 << 20
+	MaxValues = 1 << 30
 	// MaxNodes bounds the number of node processes of one run; `coup
 	// bench` measures a run of this many.
 	MaxNodes = 1000
@@ -187,8 +196,10 @@ func (s *Scenario) nodeRange() string {
 	return fmt.Sprintf("n1 to %s", NodeName(s.Nodes-1))
 }
 
-// Kind is the problem the scenario's algorithm solves: nodes.KindMutex
-// or nodes.KindElection. A foreign node's is told by its workload.
+// Kind is the problem the scenario's nodes solve: nodes.KindMutex or
+// nodes.KindElection for a built-in algorithm, by the algorithm. A foreign
+// node's is told by its workload: nodes.KindMutex, nodes.KindLinKV or
+// nodes.KindEcho for those workloads, else nodes.KindElection.
 func (s *Scenario) Kind() string {
 	if s.Command == nil {
 		if spec, ok := algorithms.Lookup(s.Algorithm); ok && spec.IsMutex() {
@@ -196,23 +207,59 @@ func (s *Scenario) Kind() string {
 		}
 		return nodes.KindElection
 	}
-	if s.Workload.Kind == "mutex" {
+	switch s.Workload.Kind {
+	case WorkloadMutex:
 		return nodes.KindMutex
+	case WorkloadLinKV:
+		return nodes.KindLinKV
+	case WorkloadEcho:
+		return nodes.KindEcho
 	}
 	return nodes.KindElection
+}
+
+// The workload kinds.
+const (
+	WorkloadElection = "election"
+	WorkloadMutex    = "mutex"
+	WorkloadLinKV    = "lin-kv"
+	WorkloadEcho     = "echo"
+	WorkloadNone     = "none"
+)
+
+var workloadKinds = []string{WorkloadElection, WorkloadMutex, WorkloadLinKV, WorkloadEcho, WorkloadNone}
+
+// Workload keys that only some kinds take.
+var workloadKeys = []struct {
+	key   string
+	kinds []string
+	set   func(w *Workload) bool
+}{
+	{"initiators", []string{WorkloadElection}, func(w *Workload) bool { return len(w.Initiators) > 0 }},
+	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
+	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
+	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
+	{"hold", []string{WorkloadMutex}, func(w *Workload) bool { return w.Hold.Set }},
+	{"keys", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Keys != 0 }},
+	{"values", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Values != 0 }},
+	{"mix", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Mix != nil }},
 }
 
 func (s *Scenario) validateWorkload() error {
 	w := &s.Workload
 	switch w.Kind {
 	case "":
-		w.Kind = "election"
+		w.Kind = WorkloadElection
 		if s.Kind() == nodes.KindMutex {
-			w.Kind = "mutex"
+			w.Kind = WorkloadMutex
 		}
-	case "election", "mutex", "none":
+	case WorkloadElection, WorkloadMutex, WorkloadNone:
+	case WorkloadLinKV, WorkloadEcho:
+		if s.Command == nil {
+			return s.errorf("workload.kind", "%q is served by a node program of your own (command): no built-in algorithm serves it", w.Kind)
+		}
 	default:
-		return s.errorf("workload.kind", "%s", unknownMsg("workload", w.Kind, []string{"election", "mutex", "none"}))
+		return s.errorf("workload.kind", "%s", unknownMsg("workload", w.Kind, workloadKinds))
 	}
 	if err := s.duration("workload.at", &w.At, 0, false); err != nil {
 		return err
@@ -223,37 +270,56 @@ func (s *Scenario) validateWorkload() error {
 	if err := s.duration("workload.timeout", &w.Timeout, DefaultOpTimeout, true); err != nil {
 		return err
 	}
-	if w.Kind == "mutex" {
-		if len(w.Initiators) > 0 {
-			return s.errorf("workload.initiators", "only for kind = \"election\"; a mutex workload's clients talk to its targets")
-		}
-		return s.validateMutexWorkload()
-	}
-	mutexKeys := []struct {
-		key string
-		set bool
-	}{{"clients", w.Clients != 0}, {"targets", w.Targets != nil}, {"rate", w.Rate != 0}, {"hold", w.Hold.Set}}
-	for _, k := range mutexKeys {
-		if k.set {
-			return s.errorf("workload."+k.key, "only for kind = \"mutex\" (this workload is %q)", w.Kind)
+	for _, k := range workloadKeys {
+		if k.set(w) && !slices.Contains(k.kinds, w.Kind) {
+			return s.errorf("workload."+k.key, "only for kind = %s (this workload is %q)", orQuoted(k.kinds), w.Kind)
 		}
 	}
-	if w.Kind == "election" && len(w.Initiators) == 0 {
-		w.Initiators = []string{NodeName(0)}
-	}
-	if len(w.Initiators) == 1 && w.Initiators[0] == "all" {
-		w.Initiators = s.NodeNames()
-		return nil
-	}
-	for _, n := range w.Initiators {
-		if err := s.node("workload.initiators", n); err != nil {
+	switch w.Kind {
+	case WorkloadMutex:
+		if err := s.validateClients(); err != nil {
 			return err
+		}
+		return s.duration("workload.hold", &w.Hold, DefaultHold, false)
+	case WorkloadLinKV:
+		if err := s.validateClients(); err != nil {
+			return err
+		}
+		return s.validateKV()
+	case WorkloadEcho:
+		return s.validateClients()
+	case WorkloadElection:
+		if len(w.Initiators) == 0 {
+			w.Initiators = []string{NodeName(0)}
+		}
+		if len(w.Initiators) == 1 && w.Initiators[0] == "all" {
+			w.Initiators = s.NodeNames()
+			return nil
+		}
+		for _, n := range w.Initiators {
+			if err := s.node("workload.initiators", n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-func (s *Scenario) validateMutexWorkload() error {
+// orQuoted writes kinds as `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+func orQuoted(kinds []string) string {
+	q := make([]string, len(kinds))
+	for i, k := range kinds {
+		q[i] = fmt.Sprintf("%q", k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// validateClients checks the keys of a workload with clients bound to
+// nodes (mutex, lin-kv, echo) and fills in their defaults.
+func (s *Scenario) validateClients() error {
 	w := &s.Workload
 	switch {
 	case w.Clients == 0:
@@ -276,9 +342,55 @@ func (s *Scenario) validateMutexWorkload() error {
 	case w.Rate == 0:
 		w.Rate = DefaultRate
 	case w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0):
-		return s.errorf("workload.rate", "must be a positive number of acquires per second, got %v", w.Rate)
+		return s.errorf("workload.rate", "must be a positive number of %s per second, got %v", rateUnit(w.Kind), w.Rate)
 	}
-	return s.duration("workload.hold", &w.Hold, DefaultHold, false)
+	return nil
+}
+
+func rateUnit(kind string) string {
+	switch kind {
+	case WorkloadMutex:
+		return "acquires"
+	case WorkloadEcho:
+		return "echoes"
+	}
+	return "operations"
+}
+
+// validateKV checks the lin-kv workload's own keys and fills in their
+// defaults.
+func (s *Scenario) validateKV() error {
+	w := &s.Workload
+	switch {
+	case w.Keys == 0:
+		w.Keys = DefaultKeys
+	case w.Keys < 0 || w.Keys > MaxKeys:
+		return s.errorf("workload.keys", "must be from 1 to %d, got %d", MaxKeys, w.Keys)
+	}
+	switch {
+	case w.Values == 0:
+		w.Values = DefaultValues
+	case w.Values < 0 || w.Values > MaxValues:
+		return s.errorf("workload.values", "must be from 1 to %d, got %d", MaxValues, w.Values)
+	}
+	if w.Mix == nil {
+		return nil
+	}
+	for _, m := range []struct {
+		key string
+		v   float64
+	}{{"read", w.Mix.Read}, {"write", w.Mix.Write}, {"cas", w.Mix.Cas}} {
+		if m.v < 0 || math.IsNaN(m.v) || math.IsInf(m.v, 0) {
+			return s.errorf("workload.mix."+m.key, "a weight must be a number, 0 or more, got %v", m.v)
+		}
+	}
+	if w.Mix.Read+w.Mix.Write+w.Mix.Cas == 0 {
+		return s.errorf("workload.mix", "every weight is 0: give read, write or cas a positive weight")
+	}
+	if w.Mix.Write+w.Mix.Cas == 0 {
+		return s.errorf("workload.mix", "only reads: nothing would ever be written, so there would be nothing to judge; give write or cas a weight")
+	}
+	return nil
 }
 
 func (s *Scenario) validateFault(i int) error {

@@ -4,8 +4,10 @@ import (
 	"sort"
 	"time"
 
+	"coup/harness"
 	"coup/harness/history"
 	"coup/nodes"
+	"coup/nodes/wire"
 	"coup/workloads"
 )
 
@@ -24,6 +26,7 @@ type clients struct {
 
 type pendingOp struct {
 	process, node, f string
+	result           func(body []byte) string
 }
 
 var _ workloads.Clients = (*clients)(nil)
@@ -34,21 +37,37 @@ func (c *clients) After(d time.Duration, fn func()) {
 }
 
 // Invoke records an invocation and sends the request.
-func (c *clients) Invoke(process, node, f, value string) {
+func (c *clients) Invoke(op workloads.Op) {
 	s := c.s
 	c.nextID++
 	id := c.nextID
-	s.record(history.Event{Kind: history.KindOp, Process: process, Type: history.OpInvoke, F: f, Node: node, Value: value})
+	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
 	s.cnt.ops[history.OpInvoke]++
-	c.pending[id] = &pendingOp{process: process, node: node, f: f}
+	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
 	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
-	if n := s.byName[node]; n != nil {
-		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: nodes.Request{Client: process, ID: id, Op: f, Value: value}}})
+	if n := s.byName[op.Node]; n != nil {
+		req := nodes.Request{Client: op.Process, ID: id, Op: op.F, Value: op.Value, Body: workloads.RequestBody(op, id)}
+		if op.Fields != nil {
+			req.Value = "" // the request carries no value of its own
+		}
+		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: req}})
 	}
 }
 
-// complete records the end of an operation, once.
-func (c *clients) complete(id int, typ, value string) {
+// answer completes an operation with a node's answer, as the real
+// harness records it.
+func (c *clients) answer(id int, head wire.ReplyHead, body []byte) {
+	op, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	typ, value := harness.Outcome(head, body, op.result)
+	c.complete(id, typ, value, body)
+}
+
+// complete records the end of an operation, once; body is the answer's,
+// nil when there was none.
+func (c *clients) complete(id int, typ, value string, body []byte) {
 	op, ok := c.pending[id]
 	if !ok {
 		return // already timed out, or an answer to nobody
@@ -58,7 +77,7 @@ func (c *clients) complete(id int, typ, value string) {
 	s.record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
 	s.cnt.ops[typ]++
 	if !c.stopped {
-		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, At: s.now})
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: s.now})
 	}
 }
 
@@ -72,6 +91,6 @@ func (c *clients) stop() {
 	}
 	sort.Ints(ids)
 	for _, id := range ids {
-		c.complete(id, history.OpInfo, "run ended")
+		c.complete(id, history.OpInfo, "run ended", nil)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"coup/harness"
 	"coup/harness/history"
 	"coup/nodes"
+	"coup/nodes/wire"
 )
 
 // procState is a simulated node's process.
@@ -157,7 +159,7 @@ func (s *Sim) handle(it *item) {
 			it.x.fn()
 		}
 	case kOpTimeout:
-		s.cl.complete(int(it.id), history.OpInfo, "timed out")
+		s.cl.complete(int(it.id), history.OpInfo, "timed out", nil)
 	}
 }
 
@@ -320,19 +322,30 @@ func (e *env) Report(r nodes.Report) {
 
 func (e *env) Reply(r nodes.Request, value string) {
 	if e.live() {
-		e.n.s.cl.complete(r.ID, history.OpOK, value)
+		body, _ := json.Marshal(wire.ReplyBody{Type: r.Op + "_ok", InReplyTo: r.ID, Value: value}) // always marshals
+		e.n.s.cl.answer(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body)
 	}
+}
+
+func (e *env) ReplyWith(r nodes.Request, fields any) {
+	if !e.live() {
+		return
+	}
+	body, err := wire.Reply(r.Op+"_ok", r.ID, fields)
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v", e.n.name, err)) // an answer that cannot be encoded is a bug of the machine
+	}
+	e.n.s.cl.answer(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body)
 }
 
 func (e *env) Fail(r nodes.Request, er nodes.Error) {
 	if !e.live() {
 		return
 	}
-	typ := history.OpInfo
-	if er.Definite || harness.DefiniteCode(er.Code) {
-		typ = history.OpFail
-	}
-	e.n.s.cl.complete(r.ID, typ, er.Text)
+	code := er.Code
+	head := wire.ReplyHead{Type: "error", InReplyTo: r.ID, Code: &code, Text: er.Text, Definite: er.Definite}
+	body, _ := json.Marshal(head) // always marshals
+	e.n.s.cl.answer(r.ID, head, body)
 }
 
 // reject reports a message the node would not act on, as a real node does.

@@ -433,7 +433,9 @@ func (s *Sim) Leaders() map[string]string {
 
 // Invoke has a client invoke an operation on a node now, as a workload
 // would (recorded, answered or timed out).
-func (s *Sim) Invoke(process, node, f, value string) { s.cl.Invoke(process, node, f, value) }
+func (s *Sim) Invoke(process, node, f, value string) {
+	s.cl.Invoke(workloads.Op{Process: process, Node: node, F: f, Value: value})
+}
 
 // Stats are figures about a simulated run.
 type Stats struct {

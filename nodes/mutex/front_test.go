@@ -23,6 +23,7 @@ func (e *fakeEnv) SetTimer(name string, d time.Duration) { e.add("timer %s", nam
 func (e *fakeEnv) CancelTimer(name string)               { e.add("cancel %s", name) }
 func (e *fakeEnv) Report(r nodes.Report)                 { e.add("report %s %s", r.What, r.Value) }
 func (e *fakeEnv) Reply(r nodes.Request, v string)       { e.add("ok %d %s", r.ID, r.Op) }
+func (e *fakeEnv) ReplyWith(r nodes.Request, f any)      { e.add("ok %d %s %v", r.ID, r.Op, f) }
 func (e *fakeEnv) Fail(r nodes.Request, er nodes.Error) {
 	e.add("fail %d %s definite=%v code=%d", r.ID, r.Op, er.Definite, er.Code)
 }

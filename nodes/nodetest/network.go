@@ -34,7 +34,9 @@ type Reply struct {
 	Req   nodes.Request
 	OK    bool
 	Value string
-	Err   nodes.Error
+	// Fields are the body fields of an answer given with ReplyWith.
+	Fields any
+	Err    nodes.Error
 }
 
 // Network is a set of machines connected by perfect links.
@@ -331,6 +333,10 @@ func (e *env) Report(r nodes.Report) {
 
 func (e *env) Reply(r nodes.Request, value string) {
 	e.net.Replies = append(e.net.Replies, Reply{At: e.net.now, Node: e.self, Req: r, OK: true, Value: value})
+}
+
+func (e *env) ReplyWith(r nodes.Request, fields any) {
+	e.net.Replies = append(e.net.Replies, Reply{At: e.net.now, Node: e.self, Req: r, OK: true, Fields: fields})
 }
 
 func (e *env) Fail(r nodes.Request, er nodes.Error) {

@@ -303,13 +303,18 @@ func (n *node) handlePeer(env wire.Envelope) {
 }
 
 func (n *node) handleClient(env wire.Envelope) {
-	var req wire.RequestBody
+	var req struct {
+		wire.Head
+		Value json.RawMessage `json:"value"`
+	}
 	if err := json.Unmarshal(env.Body, &req); err != nil {
 		n.log.Warn().Err(err).Str("src", env.Src).Msg("bad client request")
 		return
 	}
+	var value string
+	_ = json.Unmarshal(req.Value, &value) // a value that is not a string is only in Body
 	n.start("on a request before the harness's start")
-	n.m.Request(nodes.Request{Client: env.Src, ID: req.MsgID, Op: req.Type, Value: req.Value})
+	n.m.Request(nodes.Request{Client: env.Src, ID: req.MsgID, Op: req.Type, Value: value, Body: env.Body})
 }
 
 func (n *node) handleTimer(f firing) {
@@ -369,6 +374,14 @@ func (n *node) CancelTimer(name string) {
 
 func (n *node) Reply(r nodes.Request, value string) {
 	b, _ := json.Marshal(wire.ReplyBody{Type: r.Op + "_ok", InReplyTo: r.ID, Value: value})
+	n.write(wire.Envelope{Src: n.self, Dest: r.Client, Body: b})
+}
+
+func (n *node) ReplyWith(r nodes.Request, fields any) {
+	b, err := wire.Reply(r.Op+"_ok", r.ID, fields)
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v", n.spec.Name, err)) // an answer that cannot be encoded is a bug
+	}
 	n.write(wire.Envelope{Src: n.self, Dest: r.Client, Body: b})
 }
 

@@ -174,11 +174,86 @@ type ReplyBody struct {
 	Definite bool `json:"definite,omitempty"`
 }
 
-// RequestBody is the body of a client request to a node.
+// Reply returns the body of a successful answer to a client: type and
+// in_reply_to, then the members of fields, a value that marshals to a
+// JSON object (nil for none).
+func Reply(typ string, inReplyTo int, fields any) ([]byte, error) {
+	b := append([]byte(`{"type":`), appendString(nil, typ)...)
+	b = append(b, `,"in_reply_to":`...)
+	b = strconv.AppendInt(b, int64(inReplyTo), 10)
+	if fields != nil {
+		m, err := json.Marshal(fields)
+		if err != nil {
+			return nil, fmt.Errorf("answer fields: %w", err)
+		}
+		inner, err := members(m, "type", "in_reply_to")
+		if err != nil {
+			return nil, fmt.Errorf("answer fields: %w", err)
+		}
+		if len(inner) > 0 {
+			b = append(append(b, ','), inner...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// members returns the members of a JSON object without its braces, and
+// fails when obj is not an object or holds one of the reserved keys.
+func members(obj []byte, reserved ...string) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%q is not a JSON object", obj)
+	}
+	for _, k := range reserved {
+		if _, ok := m[k]; ok {
+			return nil, fmt.Errorf("%q sets %q, which is the protocol's", obj, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	obj = bytes.TrimSpace(obj)
+	return bytes.TrimSpace(obj[1 : len(obj)-1]), nil
+}
+
+// ReplyHead is what the harness reads of every answer to a client: its
+// type, the request it answers, and an error's code, text and
+// definiteness. The other fields of the body (lin-kv's value, echo's
+// echo) are the workload's to read.
+type ReplyHead struct {
+	Type      string `json:"type"`
+	InReplyTo int    `json:"in_reply_to"`
+	Code      *int   `json:"code,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Definite  bool   `json:"definite,omitempty"`
+}
+
+// RequestBody is the body of a client request to a node, in the form of
+// the election and lock workloads (an operation with an optional value).
 type RequestBody struct {
 	Type  string `json:"type"`
 	MsgID int    `json:"msg_id"`
 	Value string `json:"value,omitempty"`
+}
+
+// Request returns the body of a client request: type and msg_id, then
+// the members of fields, a JSON object (nil for none), as they are
+// written. It fails when fields is not a JSON object or sets type or
+// msg_id.
+func Request(typ string, msgID int, fields []byte) ([]byte, error) {
+	b := append([]byte(`{"type":`), appendString(nil, typ)...)
+	b = append(b, `,"msg_id":`...)
+	b = strconv.AppendInt(b, int64(msgID), 10)
+	if fields != nil {
+		inner, err := members(fields, "type", "msg_id")
+		if err != nil {
+			return nil, fmt.Errorf("request fields: %w", err)
+		}
+		if len(inner) > 0 {
+			b = append(append(b, ','), inner...)
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // InitBody is the body of the init message: Maelstrom's fields, then
