@@ -138,10 +138,13 @@ func randomRun(rng *rand.Rand) *hb {
 				b.dup(id, t)
 			}
 		case x < 86:
-			if len(sent) > 0 {
-				id := sent[rng.IntN(len(sent))]
+			// A corrupted copy: its corrupt event, then its delivery, as the
+			// recorder writes them.
+			if id, ok := inFlight(); ok {
 				b.corrupt(id, t, `{"type":"x"}`)
 				corrupted = append(corrupted, id)
+				copies[id]--
+				b.deliver(id, t)
 			}
 		case x < 94:
 			id := int64(0)

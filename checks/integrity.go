@@ -45,7 +45,7 @@ type integrityScan struct {
 	payload     []*history.Event // payload reports
 }
 
-// scanIntegrity matches every delivery of a corrupted message with its
+// scanIntegrity matches every delivery of a corrupted copy with its
 // receiver's rejection. A rejection that names the message matches its
 // delivery to that node; one without a message id (the line was too broken
 // to read it) matches the oldest unmatched delivery to that node. Only
@@ -91,15 +91,30 @@ func scanIntegrity(h *history.History) *integrityScan {
 			}
 		}
 	}
+	// pending holds, for each message and receiver, the corrupt event of a
+	// copy not yet delivered: the next delivery of that message to that
+	// receiver is that copy (the recorder writes each corrupt event just
+	// before its copy's delivery). Another copy of the same message, not
+	// corrupted, is no corrupted delivery.
+	type copyKey struct {
+		msg  int64
+		dest string
+	}
+	pending := map[copyKey]*history.Event{}
 	for e := range h.All() {
 		judge(e.Time, false)
 		w.apply(e)
 		switch {
+		case e.Kind == history.KindMsg && e.What == history.MsgCorrupt:
+			c := *e // All's message events are scratch
+			pending[copyKey{e.Msg, e.Dest}] = &c
 		case e.Kind == history.KindMsg && e.What == history.MsgDeliver:
-			c, ok := s.corrupt[e.Msg]
+			k := copyKey{e.Msg, e.Dest}
+			c, ok := pending[k]
 			if !ok {
 				break
 			}
+			delete(pending, k)
 			s.delivered[e.Msg] = true
 			dv := *e // All's message events are scratch
 			d := &corruptDelivery{corrupt: c, deliver: &dv, node: e.Dest, inc: w.node(e.Dest).start}

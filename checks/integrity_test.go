@@ -114,18 +114,26 @@ func TestIntegrity(t *testing.T) {
 			explain:  []string{"message 2 (election, n3→n2)"},
 		},
 		{
-			name: "a duplicated corrupted message rejected only once",
-			h: base().send(1, "n1", "n2", "election", 20).corrupt(1, 20, body).dup(1, 20).deliver(1, 21).
-				rejected("n2", 1, 21).deliver(1, 30).stops(300, n3...).end(300).h(),
+			name: "a duplicated message with both copies corrupted, rejected only once",
+			h: base().send(1, "n1", "n2", "election", 20).dup(1, 20).corrupt(1, 21, body).deliver(1, 21).
+				rejected("n2", 1, 21).corrupt(1, 30, body).deliver(1, 30).stops(300, n3...).end(300).h(),
 			want:     False,
-			evidence: []int64{8, 12},
+			evidence: []int64{12, 13},
 			figures:  map[string]any{"deliveries": 2, "rejected": 1, "accepted": 1},
 			explain:  []string{"and delivered to n2 at 0.030s, which did not reject it"},
 		},
 		{
-			name: "a corruption recorded after the delivery still counts",
-			h:    base().send(1, "n1", "n2", "election", 20).deliver(1, 21).corrupt(1, 21, body).stops(300, n3...).end(300).h(),
-			want: False,
+			name: "a duplicated message with only its second copy corrupted, and that one rejected",
+			h: base().send(1, "n1", "n2", "election", 20).dup(1, 20).deliver(1, 21).
+				corrupt(1, 30, body).deliver(1, 30).rejected("n2", 1, 30).stops(300, n3...).end(300).h(),
+			want:    True,
+			figures: map[string]any{"deliveries": 1, "rejected": 1, "accepted": 0},
+		},
+		{
+			name:    "a corrupted copy the history never delivers",
+			h:       base().send(1, "n1", "n2", "election", 20).deliver(1, 21).corrupt(1, 21, body).stops(300, n3...).end(300).h(),
+			want:    True,
+			figures: map[string]any{"deliveries": 0, "undelivered": 1},
 		},
 		{
 			name: "the payload check found the corruption: detection, not failure",

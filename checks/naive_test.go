@@ -464,10 +464,25 @@ func naiveIntegrity(h *history.History, bug bool) nintegrity {
 			out.corrupted++
 		}
 	}
-	var dels []int // positions of deliveries of corrupted messages
+	// dels are the positions of deliveries of corrupted copies: the first
+	// delivery of a message to a node after a corrupt event of that
+	// message to that node, with no delivery of it to that node between.
+	var dels []int
 	for i, e := range h.Events {
-		if e.Kind == history.KindMsg && e.What == history.MsgDeliver && corrupt[e.Msg] {
-			dels = append(dels, i)
+		if e.Kind != history.KindMsg || e.What != history.MsgDeliver {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			x := h.Events[j]
+			if x.Kind != history.KindMsg || x.Msg != e.Msg || x.Dest != e.Dest {
+				continue
+			}
+			if x.What == history.MsgCorrupt {
+				dels = append(dels, i)
+			}
+			if x.What == history.MsgCorrupt || x.What == history.MsgDeliver {
+				break
+			}
 		}
 	}
 	out.deliveries = len(dels)
