@@ -226,22 +226,7 @@ func explainKV(h *history.History, r *Result, pops []porcupine.Operation, info p
 	r.figure("violated_keys", len(bad))
 	part := parts[first]
 	key := part[0].Input.(kvInput).op.key
-	var prefix []int
-	for _, l := range partials[first] {
-		if len(l) > len(prefix) {
-			prefix = l
-		}
-	}
-	in := make([]bool, len(part))
-	for _, id := range prefix {
-		in[id] = true
-	}
-	stuck := -1
-	for id := range part {
-		if !in[id] && (stuck < 0 || part[id].Return < part[stuck].Return) {
-			stuck = id
-		}
-	}
+	prefix, stuck := stuckAfter(partials[first], part)
 	state := kvModel.Init().(kvState)
 	setter := -1 // the operation of the prefix that gave the key its value
 	for _, id := range prefix {

@@ -171,24 +171,11 @@ func mutexLinearizable(h *history.History) Result {
 // outside the longest linearizable prefix porcupine found, the one that
 // returned first. The state the prefix leaves the lock in says why.
 func explainIllegal(h *history.History, r *Result, kept []*lockOp, pops []porcupine.Operation, info porcupine.LinearizationInfo) {
-	var prefix []int
+	var partials [][]int
 	for _, p := range info.PartialLinearizations() {
-		for _, l := range p {
-			if len(l) > len(prefix) {
-				prefix = l
-			}
-		}
+		partials = append(partials, p...)
 	}
-	in := make([]bool, len(pops))
-	for _, id := range prefix {
-		in[id] = true
-	}
-	stuck := -1
-	for id := range pops {
-		if !in[id] && (stuck < 0 || pops[id].Return < pops[stuck].Return) {
-			stuck = id
-		}
-	}
+	prefix, stuck := stuckAfter(partials, pops)
 	states := lockModel.Init()
 	for _, id := range prefix {
 		_, states = lockModel.Step(states, pops[id].Input, pops[id].Output)
@@ -294,4 +281,26 @@ func relevant(h *history.History, ops []*lockOp) []bool {
 		}
 	}
 	return keep
+}
+
+// stuckAfter finds where porcupine got stuck: the longest of its partial
+// linearizations (ids into ops), and, of the operations not in it, the
+// one that returned first (-1 if none), which is the one no order fits.
+func stuckAfter(partials [][]int, ops []porcupine.Operation) (prefix []int, stuck int) {
+	for _, l := range partials {
+		if len(l) > len(prefix) {
+			prefix = l
+		}
+	}
+	in := make([]bool, len(ops))
+	for _, id := range prefix {
+		in[id] = true
+	}
+	stuck = -1
+	for id := range ops {
+		if !in[id] && (stuck < 0 || ops[id].Return < ops[stuck].Return) {
+			stuck = id
+		}
+	}
+	return prefix, stuck
 }

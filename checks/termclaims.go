@@ -89,20 +89,28 @@ func claimEnd(c *termClaim) string {
 	if e == nil {
 		return ""
 	}
+	if e.Kind == history.KindReport && e.Value == c.node {
+		return fmt.Sprintf("%s claimed leadership in %s at %s", c.node, termText(e.Term), fmtTime(e.Time))
+	}
+	return endedBy(c.node, e)
+}
+
+// endedBy says what a node's event e did to its claim: "n1 stepped down
+// at 0.550s (it then believed in n2)", "the harness stopped n1 at the end
+// of the run at 1.0s", "n1 crashed at 0.200s".
+func endedBy(node string, e *history.Event) string {
 	at := fmtTime(e.Time)
 	switch {
-	case e.Kind == history.KindReport && e.Value == c.node:
-		return fmt.Sprintf("%s claimed leadership in %s at %s", c.node, termText(e.Term), at)
 	case e.Kind == history.KindReport && e.Value == "":
-		return fmt.Sprintf("%s stepped down at %s (it then believed in no leader)", c.node, at)
+		return fmt.Sprintf("%s stepped down at %s (it then believed in no leader)", node, at)
 	case e.Kind == history.KindReport:
-		return fmt.Sprintf("%s stepped down at %s (it then believed in %s)", c.node, at, e.Value)
+		return fmt.Sprintf("%s stepped down at %s (it then believed in %s)", node, at, e.Value)
 	case e.What == history.ProcStop:
-		return fmt.Sprintf("the harness stopped %s at the end of the run at %s", c.node, at)
+		return fmt.Sprintf("the harness stopped %s at the end of the run at %s", node, at)
 	case e.What == history.ProcStart:
-		return fmt.Sprintf("%s was started again at %s", c.node, at)
+		return fmt.Sprintf("%s was started again at %s", node, at)
 	}
-	return fmt.Sprintf("%s %s at %s", c.node, downWord(e), at)
+	return fmt.Sprintf("%s %s at %s", node, downWord(e), at)
 }
 
 // noTerms is the explanation of a term check on a history without terms.

@@ -179,22 +179,10 @@ func claimContext(h *history.History, c *claim, from, to int64) string {
 // overlapEnd says how an overlap ended: with the event that ended the
 // claim that ended first.
 func overlapEnd(ender *claim) string {
-	e := ender.end
-	if e == nil {
+	if ender.end == nil {
 		return "; both claims still stood when the history ended"
 	}
-	at := fmtTime(e.Time)
-	switch {
-	case e.Kind == history.KindReport && e.Value == "":
-		return fmt.Sprintf("; the overlap ended when %s stepped down at %s (it then believed in no leader)", ender.node, at)
-	case e.Kind == history.KindReport:
-		return fmt.Sprintf("; the overlap ended when %s stepped down at %s (it then believed in %s)", ender.node, at, e.Value)
-	case e.What == history.ProcStop:
-		return fmt.Sprintf("; the overlap ended when the harness stopped %s at the end of the run at %s", ender.node, at)
-	case e.What == history.ProcStart:
-		return fmt.Sprintf("; the overlap ended when %s was started again at %s", ender.node, at)
-	}
-	return fmt.Sprintf("; the overlap ended when %s %s at %s", ender.node, downWord(e), at)
+	return "; the overlap ended when " + endedBy(ender.node, ender.end)
 }
 
 // pauseText says when a pause began and ended: "paused from 0.300s to

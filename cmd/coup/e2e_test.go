@@ -98,22 +98,7 @@ type coupRun struct {
 // leaves no process behind.
 func coup(t *testing.T, args ...string) coupRun {
 	t.Helper()
-	store := t.TempDir()
-	tag := tagged(t)
-	cmd := exec.Command(coupBin, args...)
-	cmd.Env = append(os.Environ(), tag)
-	cmd.Dir = store
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	checkNoSurvivors(t, tag)
-	return coupRun{code: code, stdout: out.String(), stderr: errb.String(), store: filepath.Join(store, "store")}
+	return coupIn(t, t.TempDir(), args...)
 }
 
 func scenarioPath(t *testing.T, name string) string {
