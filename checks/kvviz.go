@@ -31,18 +31,7 @@ func kvAnnotations(h *history.History, dropped []*kvOp) []porcupine.Annotation {
 			BackgroundColor: "#bbdefb",
 		})
 	}
-	for i := range h.Events {
-		e := &h.Events[i]
-		if e.Kind != history.KindNemesis {
-			continue
-		}
-		out = append(out, porcupine.Annotation{
-			Tag: "nemesis", Start: e.Time,
-			Description:     fmt.Sprintf("%s %s", e.What, e.Phase),
-			Details:         fmt.Sprintf("%s %s %s at %s", e.What, e.Phase, joinNames(e.Nodes), fmtTime(e.Time)),
-			BackgroundColor: "#f4b6b6",
-		})
-	}
+	out = append(out, nemesisAnnotations(h)...)
 	for _, o := range dropped {
 		at := h.Events[o.invoke].Time
 		out = append(out, porcupine.Annotation{

@@ -168,17 +168,7 @@ func nodeAnnotations(h *history.History) []porcupine.Annotation {
 			BackgroundColor: "#ffe0b3",
 		})
 	}
-	for _, e := range h.Events {
-		if e.Kind != history.KindNemesis {
-			continue
-		}
-		out = append(out, porcupine.Annotation{
-			Tag: "nemesis", Start: e.Time,
-			Description:     fmt.Sprintf("%s %s", e.What, e.Phase),
-			Details:         fmt.Sprintf("%s %s %s at %s", e.What, e.Phase, joinNames(e.Nodes), fmtTime(e.Time)),
-			BackgroundColor: "#f4b6b6",
-		})
-	}
+	out = append(out, nemesisAnnotations(h)...)
 	return out
 }
 
@@ -356,6 +346,24 @@ func BuildLockLanes(h *history.History) *LockLanes {
 	claims, _ := csClaims(h)
 	for _, c := range claims {
 		out.InCS = append(out.InCS, CSSpan{Node: c.node, From: c.from, To: c.to})
+	}
+	return out
+}
+
+// nemesisAnnotations mark each nemesis event on porcupine's page.
+func nemesisAnnotations(h *history.History) []porcupine.Annotation {
+	var out []porcupine.Annotation
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Kind != history.KindNemesis {
+			continue
+		}
+		out = append(out, porcupine.Annotation{
+			Tag: "nemesis", Start: e.Time,
+			Description:     fmt.Sprintf("%s %s", e.What, e.Phase),
+			Details:         fmt.Sprintf("%s %s %s at %s", e.What, e.Phase, joinNames(e.Nodes), fmtTime(e.Time)),
+			BackgroundColor: "#f4b6b6",
+		})
 	}
 	return out
 }
