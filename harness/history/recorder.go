@@ -159,22 +159,6 @@ func (r *Recorder) Events() []Event {
 	return out
 }
 
-// History returns the history recorded (only when keep was true), once
-// the recorder is closed.
-func (r *Recorder) History() (*History, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.h == nil:
-		return nil, fmt.Errorf("the recorder kept no events")
-	case !r.closed:
-		return nil, fmt.Errorf("the recorder is still recording")
-	case r.h.Meta.Algorithm == "" && r.h.Meta.Scenario == "":
-		return nil, fmt.Errorf("history has no meta event")
-	}
-	return r.h, nil
-}
-
 // Now returns the recorder's current time without recording anything.
 func (r *Recorder) Now() int64 { return r.clock() }
 
