@@ -44,7 +44,7 @@ func TestWriteCheckFiles(t *testing.T) {
 		"a": {Files: []checks.File{{Name: "a.html", Data: []byte("<html>a")}}},
 		"b": {Files: []checks.File{{Name: "../escape me.html", Data: []byte("b")}}},
 	}}
-	if err := writeCheckFiles(dir, res); err != nil {
+	if err := WriteCheckFiles(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"a.html": "<html>a", "escape_me.html": "b"} {

@@ -68,7 +68,7 @@ func Save(dir string, res *Results, h *history.History, logf func(format string,
 	if err := WriteReportFile(filepath.Join(dir, ReportFile), res, h); err != nil {
 		logf("report: %v", err)
 	}
-	if err := writeCheckFiles(dir, res); err != nil {
+	if err := WriteCheckFiles(dir, res); err != nil {
 		return err
 	}
 	if err := linkLatest(dir); err != nil {
@@ -110,9 +110,10 @@ func linkLatest(dir string) error {
 	return nil
 }
 
-// writeCheckFiles writes the documents the checks made (such as porcupine's
-// visualisation) into the run's folder, each under its base name.
-func writeCheckFiles(dir string, res *Results) error {
+// WriteCheckFiles writes the documents the checks made (such as porcupine's
+// visualisation) into dir (a run's folder, or wherever its report goes, since
+// the report links them by name), each under its base name.
+func WriteCheckFiles(dir string, res *Results) error {
 	for _, name := range res.Order {
 		for _, f := range res.Checks[name].Files {
 			base := unsafeName.ReplaceAllString(filepath.Base(f.Name), "_")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"coup/harness"
 	"coup/harness/history"
@@ -22,7 +23,7 @@ flags:
 func checkCmd(args []string) int {
 	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "print the results as JSON (the shape of results.json)")
-	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this `file`")
+	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this `file`, with the pages it links (porcupine's) beside it")
 	pos, code, ok := parseArgs(fs, checkUsage, args)
 	if !ok {
 		return code
@@ -42,6 +43,12 @@ func checkCmd(args []string) int {
 	}
 	if *report != "" {
 		if err := harness.WriteReportFile(*report, res, h); err != nil {
+			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
+			return harness.ExitInput
+		}
+		// The page links the checks' own documents (porcupine's) by
+		// name: they go beside it.
+		if err := harness.WriteCheckFiles(filepath.Dir(*report), res); err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 			return harness.ExitInput
 		}

@@ -142,6 +142,20 @@ func TestGoKVStaleRead(t *testing.T) {
 	if !strings.Contains(check.stdout, "kv-linearizable") || !strings.Contains(check.stdout, "not linearizable against a key-value store") {
 		t.Errorf("coup check does not judge the history alike:\n%s%s", check.stdout, check.stderr)
 	}
+	// Its report, written elsewhere, has porcupine's page beside it, so
+	// the page's link works.
+	report := filepath.Join(t.TempDir(), "again", "report.html")
+	if err := os.MkdirAll(filepath.Dir(report), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	coup(t, "check", "--report", report, filepath.Join(latest, "history.jsonl"))
+	again, err := os.ReadFile(filepath.Join(filepath.Dir(report), "kv-linearizable.html"))
+	if err != nil || string(again) != string(page) {
+		t.Errorf("coup check --report left no copy of porcupine's page beside the report: %v", err)
+	}
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), `href="kv-linearizable.html"`) {
+		t.Errorf("the report does not link porcupine's page: %v", err)
+	}
 }
 
 // run.sh builds go-kv on first use, from the scenario's folder, whatever
