@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -58,13 +59,31 @@ func cell(s string) string {
 
 func algorithmOf(sc *scenario.Scenario) string {
 	if sc.Command != nil {
-		a := "command " + strings.Join(sc.Command, " ")
+		a := "command " + strings.Join(shortPaths(sc.Command), " ")
 		if sc.Algorithm != "" {
 			a = sc.Algorithm + " (" + a + ")"
 		}
 		return a
 	}
 	return sc.Algorithm
+}
+
+// shortPaths shows the absolute paths a loaded command holds (resolved
+// beside its scenario) relative to the current directory where they lie
+// under it, as a user would type them.
+func shortPaths(args []string) []string {
+	wd, err := os.Getwd()
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if err != nil || !filepath.IsAbs(a) {
+			continue
+		}
+		if rel, err := filepath.Rel(wd, a); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			out[i] = rel
+		}
+	}
+	return out
 }
 
 // faultsOf writes the faults as "kind target", in file order: "pause n5,
