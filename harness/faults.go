@@ -13,7 +13,11 @@ import (
 // hands the nemesis every relevant recorded event (its triggers may fire),
 // carries out the actions that are due, and sleeps until the next planned
 // action or the next event. At the duration it heals every fault.
-func (r *run) inject(ctx context.Context) error {
+//
+// begin starts the clients once the faults due at the start are carried
+// out, so that a fault at 0 is in force before the first request, as in
+// the simulator.
+func (r *run) inject(ctx context.Context, begin func()) error {
 	end := r.sc.Duration.D
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

@@ -199,8 +199,7 @@ func (r *run) execute(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", errNodeStart, err)
 	}
 	r.progress("nodes up; running for %s", r.sc.Duration.D)
-	r.clients.start()
-	if err := r.inject(ctx); err != nil {
+	if err := r.inject(ctx, r.clients.start); err != nil {
 		return err
 	}
 	// The recovery window counts from the end of the heal, so that every

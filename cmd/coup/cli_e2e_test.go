@@ -178,7 +178,8 @@ func TestList(t *testing.T) {
 func TestJUnitAndSummary(t *testing.T) {
 	dir := t.TempDir()
 	good := writeScenario(t, dir, "good.toml", quick)
-	bad := writeScenario(t, dir, "bad.toml", quick+"[[faults]]\nkind = \"crash\"\ntarget = \"n2\"\nat = \"5ms\"\n")
+	// Every message lost from the start: no election can finish.
+	bad := writeScenario(t, dir, "bad.toml", quick+"[[faults]]\nkind = \"loss\"\nprobability = 1.0\n")
 	junit := filepath.Join(dir, "out", "junit.xml")
 	r := coup(t, "run", "--junit", junit, "--quiet", good, bad)
 	if r.code != 1 {
