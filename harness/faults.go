@@ -42,6 +42,11 @@ func (r *run) inject(ctx context.Context, begin func()) error {
 			r.carryOut(acts)
 			continue // what they did may fire triggers, and time has passed
 		}
+		if begin != nil {
+			begin()
+			begin = nil
+			continue // time has passed
+		}
 		if final {
 			break
 		}
@@ -85,6 +90,12 @@ func (r *run) carryOut(acts []nemesis.Action) {
 	for _, a := range acts {
 		if a.Skip != "" {
 			r.logf("nemesis: %s", a)
+			if a.Phase == history.PhaseStart {
+				r.router.mu.Lock()
+				r.router.counts[CountFaultsSkipped]++
+				r.router.mu.Unlock()
+				r.progress("nemesis: %s (due at %s)", a, a.At)
+			}
 			continue
 		}
 		var err error

@@ -327,5 +327,9 @@ func statRows(s *Stats) [][2]string {
 	add("sent: ", s.Messages.ByType)
 	add("dropped: ", s.Messages.Drops)
 	add("operations: ", s.Ops)
+	add("refused: ", s.Refused)
+	if n := s.Counts[CountFaultsSkipped]; n > 0 {
+		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
+	}
 	return rows
 }

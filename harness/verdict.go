@@ -216,6 +216,10 @@ const (
 	CountDuplicated = "messages.duplicated"
 	CountCorrupted  = "messages.corrupted"
 	CountInFlight   = "messages.in_flight_at_end"
+	// CountFaultsSkipped counts the fault occurrences that did not happen
+	// for want of a target (a "leader" when no live node claims to be
+	// one, a node already down): the run went on without them.
+	CountFaultsSkipped = "faults.skipped"
 )
 
 // computeStats counts from the end event when there is one (it holds every
@@ -357,6 +361,9 @@ func (r *Results) Summary() string {
 	}
 	if len(r.Stats.Refused) > 0 {
 		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", Printable(joinCounts(r.Stats.Refused)))
+	}
+	if n := r.Stats.Counts[CountFaultsSkipped]; n > 0 {
+		fmt.Fprintf(&b, "  faults skipped: %s did not happen, for want of a target (harness.log says which and why)\n", plural(int(n), "fault occurrence", "fault occurrences"))
 	}
 	if n := r.Stats.Counts[CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)

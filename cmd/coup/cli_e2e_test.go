@@ -481,3 +481,51 @@ func TestProgressLineOnATerminal(t *testing.T) {
 		t.Errorf("the progress line was drawn after the summary:\n%q", out)
 	}
 }
+
+// A fault whose target does not exist when it is due (a leader when none
+// claims to be one) does not happen; the run says so, in the real harness
+// and in the simulator alike, and the count is in results.json.
+func TestSkippedFaultIsSaid(t *testing.T) {
+	file := writeScenario(t, t.TempDir(), "skip.toml", `algorithm = "chang-roberts"
+nodes = 3
+duration = "150ms"
+recovery = "100ms"
+[workload]
+kind = "none"
+[[faults]]
+kind = "pause"
+target = "leader"
+at = "50ms"
+for = "50ms"
+[[faults]]
+kind = "crash"
+target = "n2"
+at = "60ms"
+[checks]
+run = ["two-leaders"]
+`)
+	const said = "faults skipped: 1 fault occurrence did not happen, for want of a target"
+	run := coup(t, "run", file)
+	if run.code != 0 || !strings.Contains(run.stdout, said) || !strings.Contains(run.stdout, "pause start []: skipped, no target") {
+		t.Errorf("coup run: exit %d, want 0 and the skipped pause said:\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(run.store, "skip", "latest", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Stats struct {
+			Counts map[string]int64 `json:"counts"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.Stats.Counts["faults.skipped"] != 1 {
+		t.Errorf("results.json counts %v (%v), want faults.skipped 1", res.Stats.Counts, err)
+	}
+	if page, err := os.ReadFile(filepath.Join(run.store, "skip", "latest", "report.html")); err != nil || !strings.Contains(string(page), "<th>faults skipped (no target)</th><td>1</td>") {
+		t.Errorf("the report's counts do not show the skipped fault (%v)", err)
+	}
+	sim := coup(t, "sim", file)
+	if sim.code != 0 || !strings.Contains(sim.stdout, said) {
+		t.Errorf("coup sim: exit %d, want 0 and the skipped pause said:\n%s%s", sim.code, sim.stdout, sim.stderr)
+	}
+}

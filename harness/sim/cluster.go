@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"coup/harness"
 	"coup/harness/history"
 	"coup/nemesis"
 )
@@ -55,6 +56,9 @@ func (s *Sim) pump() {
 		s.acts = s.acts[1:]
 		if a.Skip != "" {
 			s.logf("nemesis: %s", a)
+			if a.Phase == history.PhaseStart {
+				s.cnt.other[harness.CountFaultsSkipped]++
+			}
 			continue
 		}
 		s.record(a.Event())
