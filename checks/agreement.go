@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // group is the live nodes that believe in one leader.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // hb builds a history for a test, compactly:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // verdictCase is one hand-made history and what a check must say about it.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // Check is one named check.

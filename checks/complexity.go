@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // responseWindow is how long after a node was handed a message of an

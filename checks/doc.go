@@ -107,7 +107,7 @@
 //
 // The key-value check (KVDefaults) reads the lin-kv workload's read,
 // write and cas operations, whose values are Jepsen's [k,v] and
-// [k,[from,to]] (see harness/history):
+// [k,[from,to]] (see package history):
 //
 //   - kv-linearizable: the operations are linearizable against a
 //     key-value store, checked by porcupine key by key (the model's

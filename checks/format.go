@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // fmtTime formats a history time as seconds with millisecond precision:

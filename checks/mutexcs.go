@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // The values of a cs report.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestMutexCSHandMade(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestMutexFairnessHandMade(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // lockOK records a whole operation that returned ok.

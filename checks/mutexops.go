@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"coup/harness/history"
+	"coup/history"
 )
 
 // MutexDefaults are the checks a mutual-exclusion scenario runs when it

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // defaultProgress is the progress bound used when the meta event gives

@@ -11,7 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // What porcupine's visualisation of a lock history shows besides the

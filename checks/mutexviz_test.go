@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // A client holds the lock from its acquire's ok to the next release its

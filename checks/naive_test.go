@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // Naive reference checkers. They share no code with the fast checks: each

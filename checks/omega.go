@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // stabilisationBound returns when eventual leadership must hold: the

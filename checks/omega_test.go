@@ -3,7 +3,7 @@ package checks
 import (
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestEventualLeadership(t *testing.T) {

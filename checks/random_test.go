@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // The naive two-leaders checker below shares no code with the fast one: it

@@ -1,6 +1,6 @@
 package checks
 
-import "coup/harness/history"
+import "coup/history"
 
 // Result is what one check says about one history.
 type Result struct {

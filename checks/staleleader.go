@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // staleness is how long one term claim overlapped claims by other live

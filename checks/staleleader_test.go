@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestStaleLeader(t *testing.T) {

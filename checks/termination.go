@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // defaultTermination is the termination bound used when the meta event

@@ -3,7 +3,7 @@ package checks
 import (
 	"strings"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // Timeline is what every node believed, and what the nemesis did, over a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestTwoLeaders(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 func TestValidity(t *testing.T) {

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 	"coup/nodes/wire"
 	"coup/workloads"
 )
@@ -107,7 +108,7 @@ func (c *clients) reply(from string, env wire.Envelope) {
 	if late := c.ended[rb.InReplyTo]; !ok && late != nil && late.process == env.Dest && late.node == from {
 		// An answer that came after the operation was recorded as info
 		// (timed out, or the run ended): the node's, but too late.
-		c.r.router.count(CountLateReplies)
+		c.r.router.count(history.CountLateReplies)
 		if c.r.refused.note(from, "late") > RefusalsRecorded {
 			return
 		}
@@ -129,45 +130,10 @@ func (c *clients) reply(from string, env wire.Envelope) {
 		c.r.refuse(from, RefusedReply, fmt.Sprintf("a %s to %s in reply to request %d, %s", quote([]byte(rb.Type)), env.Dest, rb.InReplyTo, why))
 		return
 	}
-	typ, value := Outcome(rb, env.Body, op.result)
+	typ, value := workloads.Outcome(rb, env.Body, op.result)
 	// The body is cloned: the workload may read it after the line it came
 	// in is reused.
 	c.complete(rb.InReplyTo, typ, Clip(value, MaxField), bytes.Clone(env.Body))
-}
-
-// Outcome is how the history records an answer to a client (real or
-// simulated): ok with the value result gives (the answer's "value" when
-// result is nil), or, for an error, fail when the error is definite and
-// info otherwise, with the error's text (or its code, without a text).
-func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string) (typ, value string) {
-	if head.Type != "error" {
-		if result == nil {
-			result = workloads.AnswerValue
-		}
-		return history.OpOK, result(body)
-	}
-	typ, value = history.OpInfo, head.Text
-	if head.Definite || (head.Code != nil && DefiniteCode(*head.Code)) {
-		typ = history.OpFail
-	}
-	if value == "" && head.Code != nil {
-		value = fmt.Sprintf("error %d", *head.Code)
-	}
-	return typ, value
-}
-
-// CountLateReplies counts the answers that came after their operation was
-// recorded as info.
-const CountLateReplies = "replies.late"
-
-// DefiniteCode reports whether a Maelstrom error code means the operation
-// surely did not happen.
-func DefiniteCode(code int) bool {
-	switch code {
-	case 1, 10, 11, 12, 14, 20, 21, 22, 30:
-		return true
-	}
-	return false
 }
 
 // complete records the end of an operation (called under mu); body is
@@ -196,12 +162,7 @@ func (c *clients) stop() {
 	for _, t := range c.timers {
 		t.Stop()
 	}
-	ids := make([]int, 0, len(c.pending))
-	for id := range c.pending {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(c.pending)) {
 		c.complete(id, history.OpInfo, "run ended", nil)
 	}
 }

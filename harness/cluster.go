@@ -12,15 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"coup/harness/history"
-	"coup/harness/proc"
+	"coup/history"
+	"coup/internal/proc"
+	"coup/lifecycle"
 	"coup/nemesis"
 	"coup/nodes/wire"
 )
-
-// OutboxSize bounds each node's queue of messages waiting to be written to
-// it. A message that finds the queue full is dropped as an overflow.
-const OutboxSize = 4096
 
 // PauseTimeout bounds how long a pause waits for the stopped node's output
 // to be read to the end before it records the pause anyway.
@@ -159,7 +156,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 		close(abandoned)
 		_ = p.Kill()
 		<-done
-		return nil, errInterrupted
+		return nil, lifecycle.ErrInterrupted
 	case <-timer.C:
 		close(abandoned) // an init_ok that comes now is too late
 		_ = p.Kill()

@@ -5,7 +5,8 @@ import (
 	"io"
 	"syscall"
 
-	"coup/harness/history"
+	"coup/history"
+	"coup/lifecycle"
 	"coup/nodes/wire"
 )
 
@@ -85,7 +86,7 @@ func (r *run) deliverDue(m *member, d delivery) {
 
 // MaxDelayed bounds each node's deliveries waiting in the delay queue; a
 // copy that finds it reached is dropped as an overflow.
-const MaxDelayed = 4 * OutboxSize
+const MaxDelayed = 4 * lifecycle.OutboxSize
 
 // pipeAtomic is the longest write a pipe takes whole or not at all (Linux's
 // PIPE_BUF): a direct delivery is never cut in two.
@@ -215,8 +216,8 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 		}
 		n++
 		if d.corrupt != "" {
-			rt.counts[CountCorrupted]++
-			rt.counts[CountCorrupted+"."+d.corrupt]++
+			rt.counts[history.CountCorrupted]++
+			rt.counts[history.CountCorrupted+"."+d.corrupt]++
 			e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: d.corrupt, Detail: d.detail}
 			if d.rec {
 				e.Body = string(d.body)
@@ -229,7 +230,7 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 			events = append(events, history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype})
 		}
 	}
-	rt.counts[CountDelivered] += n
+	rt.counts[history.CountDelivered] += n
 	rt.mu.Unlock()
 	if len(events) > 0 {
 		r.rec.RecordAll(events)
@@ -238,7 +239,7 @@ func (r *run) deliveredAll(batch []delivery, to string, events []history.Event) 
 }
 
 func (r *run) dropped(d delivery, to, reason string) {
-	r.router.count(CountDropped, CountDropped+"."+reason)
+	r.router.count(history.CountDropped, history.CountDropped+"."+reason)
 	if d.rec {
 		r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDrop, Msg: d.msg, Src: d.src, Dest: to, MType: d.mtype, Reason: reason})
 	}

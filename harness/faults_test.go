@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 	"coup/nodes/flood"
 )
 
@@ -332,7 +332,7 @@ probability = 0.3
 					t.Errorf("%d mismatches seen for %d mutated messages acted on", mismatches, corrupted)
 				}
 			}
-			if got := h.Events[len(h.Events)-1].Counts[CountCorrupted]; got != int64(corrupted) {
+			if got := h.Events[len(h.Events)-1].Counts[history.CountCorrupted]; got != int64(corrupted) {
 				t.Errorf("counted %d corrupted, recorded %d", got, corrupted)
 			}
 		})

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/harness/history"
+	"coup/history"
 	"coup/nemesis"
 	"coup/workloads"
 )
@@ -21,8 +20,8 @@ func testRun() *run {
 	for _, n := range r.names {
 		r.members[n] = &member{name: n, box: newOutbox(64)}
 	}
-	r.nem = nemesis.New(nemesis.Config{Nodes: r.names, Duration: time.Second, Seed: 1, FIFO: true})
-	r.router = &router{r: r, record: true, counts: map[string]int64{}, sentBy: map[string]int64{}, nem: r.nem, queue: newDelayQueue()}
+	nem := nemesis.New(nemesis.Config{Nodes: r.names, Duration: time.Second, Seed: 1, FIFO: true})
+	r.router = &router{r: r, record: true, counts: map[string]int64{}, sentBy: map[string]int64{}, nem: nem, queue: newDelayQueue()}
 	r.clients = &clients{r: r, w: workloads.None{}, timeout: time.Hour, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 	return r
 }
@@ -72,50 +71,5 @@ func FuzzNodeOutput(f *testing.F) {
 			}
 		}
 		r.clients.stop()
-	})
-}
-
-// FuzzEvaluate judges any history: the results agree with themselves (the
-// overall verdict composes the checks', the exit code matches the
-// outcome) and render as JSON and as a report.
-func FuzzEvaluate(f *testing.F) {
-	f.Add(`{"i":0,"t":0,"kind":"meta","meta":{"scenario":"s","algorithm":"bully","nodes":["n1","n2"],"ids":[1,2],"expect":{"valid":false,"violations":["two-leaders"]}}}
-{"i":1,"t":1,"kind":"process","node":"n1","what":"start"}
-{"i":2,"t":1,"kind":"process","node":"n2","what":"start"}
-{"i":3,"t":5,"kind":"report","node":"n1","what":"leader","value":"n1"}
-{"i":4,"t":6,"kind":"report","node":"n2","what":"leader","value":"n2"}
-{"i":5,"t":9,"kind":"end"}`)
-	f.Add(`{"i":0,"t":0,"kind":"meta","meta":{"scenario":"m","algorithm":"centralised","nodes":["n1"],"ids":[1],"checks":["mutex-linearizable","mutex-cs"]}}
-{"i":1,"t":1,"kind":"process","node":"n1","what":"start"}
-{"i":2,"t":2,"kind":"op","process":"c1","type":"invoke","f":"acquire","node":"n1","value":"c1"}
-{"i":3,"t":3,"kind":"op","process":"c1","type":"ok","f":"acquire","node":"n1","value":"c1"}`)
-	f.Fuzz(func(t *testing.T, text string) {
-		h, err := history.Read(strings.NewReader(text))
-		if err != nil || len(h.Events) > 200 {
-			return
-		}
-		res, err := Evaluate(h)
-		if err != nil {
-			return // an unknown check named in the meta event
-		}
-		var vs []checks.Validity
-		for _, name := range res.Order {
-			vs = append(vs, res.Checks[name].Valid)
-		}
-		if got := checks.Compose(vs...); got != res.Valid {
-			t.Fatalf("valid %v, but the checks compose to %v", res.Valid, got)
-		}
-		want := map[string]int{AsExpected: ExitOK, Unexpected: ExitUnexpected, Unknown: ExitUnknown}[res.Outcome]
-		if res.ExitCode != want {
-			t.Fatalf("outcome %q with exit %d", res.Outcome, res.ExitCode)
-		}
-		if _, err := json.Marshal(res); err != nil {
-			t.Fatal(err)
-		}
-		var sb strings.Builder
-		if err := WriteReport(&sb, res, h); err != nil {
-			t.Fatal(err)
-		}
-		_ = res.Summary()
 	})
 }

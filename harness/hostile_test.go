@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"coup/checks"
-	"coup/harness/history"
-	"coup/harness/scenario"
+	"coup/history"
+	"coup/lifecycle"
+	"coup/scenario"
+	"coup/verdict"
 )
 
 // hostileMain is a foreign node that misbehaves on purpose, by the mode
@@ -164,7 +166,7 @@ func TestForgedClientAnswersRefused(t *testing.T) {
 		t.Errorf("refused events by class %v, want reply and dest", refused)
 	}
 	c := res.Stats.Counts
-	if c[CountRefused+"."+RefusedReply] < int64(refused[RefusedReply]) || c[CountRefused+"."+RefusedDest] < 2*RefusalsRecorded {
+	if c[history.CountRefused+"."+RefusedReply] < int64(refused[RefusedReply]) || c[history.CountRefused+"."+RefusedDest] < 2*RefusalsRecorded {
 		t.Errorf("counts %v: want every forged answer and every message to nobody counted", c)
 	}
 	if refused[RefusedDest] > RefusalsRecorded {
@@ -182,7 +184,7 @@ func TestHostileOutputStaysReadable(t *testing.T) {
 		t.Errorf("the history has unreadable lines: %+v", h.Bad)
 	}
 	longest := 0
-	raw, err := os.ReadFile(filepath.Join(dir, HistoryFile))
+	raw, err := os.ReadFile(filepath.Join(dir, lifecycle.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +194,7 @@ func TestHostileOutputStaysReadable(t *testing.T) {
 	if longest > 64<<10 {
 		t.Errorf("the longest history line has %d bytes", longest)
 	}
-	for _, f := range []string{ResultsFile, ReportFile} {
+	for _, f := range []string{lifecycle.ResultsFile, lifecycle.ReportFile} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() > 2<<20 {
 			t.Errorf("%s: %v, %d bytes", f, err, st.Size())
 		}
@@ -239,8 +241,8 @@ func TestInterruptWhileWaitingForInit(t *testing.T) {
 	if took := time.Since(began); took >= sc.InitLimit()/2 {
 		t.Errorf("the interrupted run took %s: it waited for the init timeout (%s)", took, sc.InitLimit())
 	}
-	if res.ExitCode != ExitUnknown || !strings.Contains(res.Error, "interrupted") {
-		t.Errorf("exit %d, error %q; want %d, interrupted", res.ExitCode, res.Error, ExitUnknown)
+	if res.ExitCode != verdict.ExitUnknown || !strings.Contains(res.Error, "interrupted") {
+		t.Errorf("exit %d, error %q; want %d, interrupted", res.ExitCode, res.Error, verdict.ExitUnknown)
 	}
 	if left := children(dir); len(left) > 0 {
 		t.Errorf("node processes outlived the run: %v", left)
@@ -271,8 +273,8 @@ func TestFloodStopsRecordingAtTheLimit(t *testing.T) {
 		t.Errorf("%d sends and %d limit events recorded, want %d and 1", sends, limits, limit)
 	}
 	c := res.Stats.Counts
-	if c[CountSent] != floodMessages || c[CountUnrecorded] != floodMessages-limit {
-		t.Errorf("counted %d sent, %d unrecorded; want %d and %d", c[CountSent], c[CountUnrecorded], floodMessages, floodMessages-limit)
+	if c[history.CountSent] != floodMessages || c[history.CountUnrecorded] != floodMessages-limit {
+		t.Errorf("counted %d sent, %d unrecorded; want %d and %d", c[history.CountSent], c[history.CountUnrecorded], floodMessages, floodMessages-limit)
 	}
 	if !strings.Contains(res.Summary(), "past history.max_messages") {
 		t.Errorf("the summary does not say recording stopped:\n%s", res.Summary())

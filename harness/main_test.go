@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"coup/harness/history"
-	"coup/harness/scenario"
+	"coup/history"
+	"coup/lifecycle"
 	"coup/nodes/algorithms"
 	"coup/nodes/process"
+	"coup/scenario"
+	"coup/verdict"
 )
 
 // TestMain lets the test binary be the built-in node program too: run as
@@ -51,14 +53,14 @@ func nodeMain(args []string) int {
 // runScenario runs a scenario given as TOML with real node processes and
 // returns its results and history. It fails the test if a node process
 // outlives the run.
-func runScenario(t *testing.T, src string) (*Results, *history.History) {
+func runScenario(t *testing.T, src string) (*verdict.Results, *history.History) {
 	t.Helper()
 	res, h, _ := runScenarioDir(t, src)
 	return res, h
 }
 
 // runScenarioDir is runScenario that also returns the run's store folder.
-func runScenarioDir(t *testing.T, src string) (*Results, *history.History, string) {
+func runScenarioDir(t *testing.T, src string) (*verdict.Results, *history.History, string) {
 	t.Helper()
 	sc, err := scenario.Parse(t.Name()+".toml", src)
 	if err != nil {
@@ -73,7 +75,7 @@ func runScenarioDir(t *testing.T, src string) (*Results, *history.History, strin
 	if res.Error != "" {
 		t.Fatalf("run failed: %s", res.Error)
 	}
-	h, err := history.ReadFile(filepath.Join(dir, HistoryFile))
+	h, err := history.ReadFile(filepath.Join(dir, lifecycle.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // What the harness refuses from a node, by class. Every refusal is counted
-// under CountRefused and CountRefused+"."+class; the first RefusalsRecorded
+// under history.CountRefused and history.CountRefused+"."+class; the first RefusalsRecorded
 // of each class from each node are logged and recorded as refused events,
 // and the rest only counted, so that a node cannot grow the history or the
 // log by misbehaving.
@@ -29,9 +29,6 @@ const (
 	// a client of the run.
 	RefusedDest = "dest"
 )
-
-// CountRefused counts everything refused from nodes.
-const CountRefused = "refused"
 
 // RefusalsRecorded is how many refusals of one class from one node are
 // logged and recorded as events; later ones are counted only.
@@ -66,7 +63,7 @@ type refusals struct {
 // refuse logs, counts and records that the harness refused something node
 // wrote. detail says what and why; it is cut to MaxField.
 func (r *run) refuse(node, class, detail string) {
-	r.router.count(CountRefused, CountRefused+"."+class)
+	r.router.count(history.CountRefused, history.CountRefused+"."+class)
 	n := r.refused.note(node, class)
 	switch {
 	case n < RefusalsRecorded:

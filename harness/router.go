@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 	"coup/nemesis"
 	"coup/nodes/wire"
 )
@@ -176,7 +176,7 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 	var few [2]nemesis.Copy
 	copies := append(few[:0], fate.Copies...) // fate's are the router's, reused
 	for range len(copies) - 1 {
-		rt.counts[CountDuplicated]++
+		rt.counts[history.CountDuplicated]++
 		if rec {
 			r.rec.Record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: env.Src, Dest: env.Dest, MType: mtype})
 		}
@@ -227,11 +227,11 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 func (rt *router) recording(src string) (rec, capped bool) {
 	switch {
 	case rt.capped:
-		rt.counts[CountUnrecorded]++
+		rt.counts[history.CountUnrecorded]++
 		return false, true
 	case rt.limit > 0 && rt.recorded >= rt.limit:
 		rt.capped = true
-		rt.counts[CountUnrecorded] = 1
+		rt.counts[history.CountUnrecorded] = 1
 		rt.r.rec.Record(history.Event{Kind: history.KindLimit, What: history.LimitMessages, Node: src, Value: strconv.FormatInt(rt.limit, 10),
 			Detail: fmt.Sprintf("%d messages were recorded, history.max_messages; from this one on, sent by %s, messages are counted, not recorded", rt.limit, src)})
 		rt.r.logf("recording stopped at %d messages (history.max_messages), on a message from %s; messages are still counted", rt.limit, src)
@@ -242,6 +242,3 @@ func (rt *router) recording(src string) (rec, capped bool) {
 	rt.recorded++
 	return true, false
 }
-
-// CountUnrecorded counts the messages past history.max_messages.
-const CountUnrecorded = "messages.unrecorded"

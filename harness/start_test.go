@@ -1,14 +1,10 @@
 package harness
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"coup/harness/history"
 )
 
 // A node's log may hold anything: the tail shown on the console is its
@@ -43,21 +39,5 @@ func TestLogTailIsSafe(t *testing.T) {
 	}
 	if got := logTail(empty); !strings.Contains(got, "is empty") {
 		t.Errorf("an empty log: %q", got)
-	}
-}
-
-// A run whose nodes did not start is summed up by its cause alone.
-func TestNotStartedSummary(t *testing.T) {
-	h, err := history.FromEvents([]history.Event{{Kind: history.KindMeta, Meta: &history.Meta{Scenario: "s", Algorithm: "x"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cause := errors.New("n1 exited before answering init (exit status 1)")
-	res := notStarted(h, fmt.Errorf("%w: %w", errNodeStart, cause))
-	if !res.NotStarted() || res.ExitCode != ExitInput || len(res.Checks) != 0 {
-		t.Fatalf("not started: %v, exit %d, %d checks", res.NotStarted(), res.ExitCode, len(res.Checks))
-	}
-	if got, want := res.Summary(), "s: not run (exit 2): n1 exited before answering init (exit status 1)\n"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
 	}
 }

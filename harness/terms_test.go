@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // A leader report's term is recorded as the node gave it, term 0 included;
@@ -58,8 +58,8 @@ func TestReportTerms(t *testing.T) {
 			t.Errorf("%s: recorded term %v, want %s", tt.body, es[0].Term, tt.term)
 		}
 	}
-	if got := r.router.counts[CountRefused+"."+RefusedReport]; got != int64(refused) {
-		t.Errorf("%s.%s = %d, want %d", CountRefused, RefusedReport, got, refused)
+	if got := r.router.counts[history.CountRefused+"."+RefusedReport]; got != int64(refused) {
+		t.Errorf("%s.%s = %d, want %d", history.CountRefused, RefusedReport, got, refused)
 	}
 	text, _ := os.ReadFile(log.Name())
 	if !strings.Contains(string(text), "n1: refused (report): term -1 is negative") {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // Cluster is what process faults act on. Each driver implements it: the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 const ms = time.Millisecond

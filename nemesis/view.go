@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // procState is what the nemesis believes of a node's process.

@@ -12,7 +12,7 @@
 //
 //   - nodes/runtime runs one machine as a real node process: messages are
 //     JSON lines on stdin and stdout, timers use the real clock.
-//   - the simulator (harness/sim) runs every node of a scenario in one
+//   - the simulator (package sim) runs every node of a scenario in one
 //     process on a virtual clock.
 //
 // The driving loop, for both, is:

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 	"coup/nodes/hirschbergsinclair"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"coup/harness"
-	"coup/harness/bench"
+	"coup/cmd/coup/bench"
+	"coup/verdict"
 )
 
 const benchUsage = `usage: coup bench [flags]
@@ -52,13 +52,13 @@ func benchCmd(args []string) int {
 	} {
 		if c.bad {
 			fmt.Fprintf(os.Stderr, "coup: bench: %s must be positive\n%s", c.name, benchUsage)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: find the coup executable: %v\n", err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	cfg := bench.Config{
 		Coup: []string{exe}, Rounds: *rounds, Warmup: *warmup, Time: *measure, SteadyTime: *steady,
@@ -71,7 +71,7 @@ func benchCmd(args []string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: --nodes: %q is not a number\n", f)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		cfg.Nodes = append(cfg.Nodes, n)
 	}
@@ -87,11 +87,11 @@ func benchCmd(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: bench: %v\n", err)
 		if res == nil {
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 func benchProbeCmd(args []string) int { return bench.ProbeMain(args) }

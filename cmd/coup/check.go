@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"coup/harness"
-	"coup/harness/history"
+	"coup/history"
+	"coup/internal/console"
+	"coup/report"
+	"coup/verdict"
 )
 
 const checkUsage = `usage: coup check [flags] HISTORY
@@ -23,7 +25,7 @@ flags:
 func checkCmd(args []string) int {
 	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "print the results as JSON (the shape of results.json)")
-	report := fs.String("report", "", "also write the HTML report (the run's report.html) to this `file`, with the pages it links (porcupine's) beside it")
+	reportFile := fs.String("report", "", "also write the HTML report (the run's report.html) to this `file`, with the pages it links (porcupine's) beside it")
 	pos, code, ok := parseArgs(fs, checkUsage, args)
 	if !ok {
 		return code
@@ -33,24 +35,24 @@ func checkCmd(args []string) int {
 	}
 	h, err := history.ReadFile(pos[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "coup: %s\n", harness.Printable(err.Error()))
-		return harness.ExitInput
+		fmt.Fprintf(os.Stderr, "coup: %s\n", console.Printable(err.Error()))
+		return verdict.ExitInput
 	}
-	res, err := harness.Evaluate(h)
+	res, err := verdict.Evaluate(h)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "coup: %s: %s\n", pos[0], harness.Printable(err.Error()))
-		return harness.ExitInput
+		fmt.Fprintf(os.Stderr, "coup: %s: %s\n", pos[0], console.Printable(err.Error()))
+		return verdict.ExitInput
 	}
-	if *report != "" {
-		if err := harness.WriteReportFile(*report, res, h); err != nil {
+	if *reportFile != "" {
+		if err := report.WriteFile(*reportFile, res, h); err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		// The page links the checks' own documents (porcupine's) by
 		// name: they go beside it.
-		if err := harness.WriteCheckFiles(filepath.Dir(*report), res); err != nil {
+		if err := report.WriteCheckFiles(filepath.Dir(*reportFile), res); err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 	}
 	if *asJSON {
@@ -59,7 +61,7 @@ func checkCmd(args []string) int {
 	} else {
 		fmt.Print(res.Summary())
 		for _, b := range h.Bad {
-			fmt.Printf("  skipped line %d: %s\n", b.Line, harness.Printable(b.Err))
+			fmt.Printf("  skipped line %d: %s\n", b.Line, console.Printable(b.Err))
 		}
 	}
 	return res.ExitCode

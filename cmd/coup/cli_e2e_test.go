@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 // Every command prints its own usage for --help, -h and `coup help CMD`,

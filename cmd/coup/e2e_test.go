@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/harness/history"
+	"coup/history"
 	"coup/nodes/changroberts"
 )
 

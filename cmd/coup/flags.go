@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"coup/harness"
+	"coup/verdict"
 )
 
 // Every command parses its flags the same way: anywhere among its
@@ -38,7 +38,7 @@ func parseArgs(fs *flag.FlagSet, usage string, args []string) (pos []string, cod
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(os.Stdout, fs, usage)
-			return nil, harness.ExitOK, false
+			return nil, verdict.ExitOK, false
 		}
 		if err != nil {
 			return nil, usageError(fs, usage, "%v", err), false
@@ -63,7 +63,7 @@ func parseArgs(fs *flag.FlagSet, usage string, args []string) (pos []string, cod
 func usageError(fs *flag.FlagSet, usage, format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "coup %s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
 	printUsage(os.Stderr, fs, usage)
-	return harness.ExitInput
+	return verdict.ExitInput
 }
 
 // printUsage prints a command's usage and, when it has flags, their

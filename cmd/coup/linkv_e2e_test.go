@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"coup/harness/history"
+	"coup/history"
 )
 
 var (

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"coup/harness"
-	"coup/harness/scenario"
+	"coup/internal/console"
 	"coup/nemesis"
+	"coup/scenario"
+	"coup/verdict"
 )
 
 const listUsage = `usage: coup list [FILE|DIR...]
@@ -33,17 +34,17 @@ func listCmd(args []string) int {
 	files, err := scenarioFiles(pos)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tALGORITHM\tNODES\tFAULTS\tEXPECTED")
-	code = harness.ExitOK
+	code = verdict.ExitOK
 	for _, f := range files {
 		sc, err := scenario.Load(f)
 		if err != nil {
 			tw.Flush()
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-			code = harness.ExitInput
+			code = verdict.ExitInput
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", cell(sc.Name), cell(algorithmOf(sc)), sc.Nodes, cell(faultsOf(sc)), cell(expectedOf(sc)))
@@ -54,7 +55,7 @@ func listCmd(args []string) int {
 
 // cell makes a value safe for a column: printable, and with no tab.
 func cell(s string) string {
-	return strings.ReplaceAll(harness.Printable(s), `\t`, " ")
+	return strings.ReplaceAll(console.Printable(s), `\t`, " ")
 }
 
 func algorithmOf(sc *scenario.Scenario) string {

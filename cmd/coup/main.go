@@ -25,8 +25,8 @@ import (
 	"os"
 	"strings"
 
-	"coup/harness"
-	"coup/harness/scenario"
+	"coup/scenario"
+	"coup/verdict"
 )
 
 const usage = `coup: a chaos harness for leader election and mutual exclusion
@@ -100,12 +100,12 @@ func main() {
 func run(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
 		fmt.Print(usage)
-		return harness.ExitOK
+		return verdict.ExitOK
 	case "-version", "--version":
 		return versionCmd(args[1:])
 	case "bench-probe": // the benchmark's probe node, not a command for people
@@ -115,7 +115,7 @@ func run(args []string) int {
 		return c.run(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "coup: unknown command %q%s\n\n%s", args[0], scenario.DidYouMean(args[0], commandNames()), usage)
-	return harness.ExitInput
+	return verdict.ExitInput
 }
 
 func lookupCommand(name string) (command, bool) {
@@ -150,7 +150,7 @@ func helpCmd(args []string) int {
 	switch len(pos) {
 	case 0:
 		fmt.Print(usage)
-		return harness.ExitOK
+		return verdict.ExitOK
 	case 1:
 	default:
 		return usageError(fs, helpUsage, "one command at a time")

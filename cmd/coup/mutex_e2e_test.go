@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"coup/checks"
-	"coup/harness/history"
+	"coup/history"
 )
 
 // figures reads one check's figures from results.json.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"coup/harness"
-	"coup/harness/scenario"
 	"coup/nodes/algorithms"
 	"coup/nodes/process"
+	"coup/scenario"
+	"coup/verdict"
 )
 
 const nodeUsage = `usage: coup node --algo NAME
@@ -40,7 +40,7 @@ func nodeCmd(args []string) int {
 			return usageError(fs, nodeUsage, "--algo is missing")
 		}
 		fmt.Fprintf(os.Stderr, "coup node: unknown algorithm %q%s (known: %s)\n", *algo, scenario.DidYouMean(*algo, algorithms.Names()), strings.Join(algorithms.Names(), ", "))
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	var err error

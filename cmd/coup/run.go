@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"coup/harness"
-	"coup/harness/catalogue"
-	"coup/harness/proc"
-	"coup/harness/scenario"
+	"coup/internal/console"
+	"coup/internal/proc"
+	"coup/scenario"
+	"coup/verdict"
+	"coup/verdict/catalogue"
 )
 
 const runUsage = `usage: coup run [flags] FILE|DIR...
@@ -86,12 +88,12 @@ func runCmd(args []string) int {
 	overrides, err := o.overrides()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	paths, err := scenarioFiles(files)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	// Load every scenario before running any, so that a typo in the last
 	// file does not wait for the first to finish.
@@ -107,7 +109,7 @@ func runCmd(args []string) int {
 		scs = append(scs, sc)
 	}
 	if bad {
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	return runCatalogue(scs, *o)
 }
@@ -166,7 +168,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 	if err := save(); err != nil {
 		out.close()
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	saveFailed := false
 
@@ -181,7 +183,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		<-again
 		proc.KillAll()
 		fmt.Fprintln(os.Stderr, "\ncoup: a second signal: the nodes were killed; stopping now, without a verdict (exit 3)")
-		os.Exit(harness.ExitUnknown)
+		os.Exit(verdict.ExitUnknown)
 	}()
 
 	opts := harness.Options{Store: o.store}
@@ -205,15 +207,15 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			// The run has no verdict to trust: it could not be carried
 			// out, or its results could not be saved.
 			res = nil
-			out.printf("%s: no verdict: %s (exit %d)\n", harness.Printable(sc.Name), harness.Printable(err.Error()), harness.ExitUnknown)
+			out.printf("%s: no verdict: %s (exit %d)\n", console.Printable(sc.Name), console.Printable(err.Error()), verdict.ExitUnknown)
 		} else if res.NotStarted() {
 			// One message, the cause, where an error belongs: no verdict.
-			fmt.Fprintf(os.Stderr, "coup: %s: %s\n", harness.Printable(sc.File), harness.PrintableLines(res.Error))
+			fmt.Fprintf(os.Stderr, "coup: %s: %s\n", console.Printable(sc.File), console.PrintableLines(res.Error))
 		} else {
 			out.printf("%s", res.Summary())
 		}
 		if dir != "" {
-			out.printf("  store: %s\n", harness.Printable(dir))
+			out.printf("  store: %s\n", console.Printable(dir))
 		}
 		run := p.Finish(res, dir, start, time.Since(start), err)
 		out.set(func() {
@@ -234,7 +236,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 	out.close()
 	code := cat.ExitCode
 	if saveFailed {
-		code = catalogue.Worst(code, harness.ExitUnknown)
+		code = catalogue.Worst(code, verdict.ExitUnknown)
 	}
 	if many {
 		printTally(&cat.Summary, code, o)
@@ -268,7 +270,7 @@ func statusLine(cat *catalogue.Catalogue, current string) string {
 	}
 	s += fmt.Sprintf(" · %s", time.Since(cat.Started).Round(time.Second))
 	if current != "" {
-		s += " · running " + harness.Printable(current)
+		s += " · running " + console.Printable(current)
 	}
 	const width = 79
 	if r := []rune(s); len(r) > width {
@@ -297,11 +299,11 @@ func printTally(s *catalogue.Summary, code int, o runOptions) {
 		switch {
 		case r.Outcome == catalogue.NotRun:
 			c.notRun++
-		case r.ExitCode == harness.ExitOK:
+		case r.ExitCode == verdict.ExitOK:
 			c.ok++
-		case r.ExitCode == harness.ExitUnexpected:
+		case r.ExitCode == verdict.ExitUnexpected:
 			c.unexpected++
-		case r.ExitCode == harness.ExitInput:
+		case r.ExitCode == verdict.ExitInput:
 			c.failed++
 		default:
 			c.unknown++
@@ -309,7 +311,7 @@ func printTally(s *catalogue.Summary, code int, o runOptions) {
 	}
 	for _, f := range order {
 		c := counts[f]
-		line := fmt.Sprintf("  %-40s %d/%d as expected", harness.Printable(c.name), c.ok, o.repeat)
+		line := fmt.Sprintf("  %-40s %d/%d as expected", console.Printable(c.name), c.ok, o.repeat)
 		for _, part := range []struct {
 			n    int
 			what string

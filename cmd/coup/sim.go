@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"coup/checks"
-	"coup/harness"
-	"coup/harness/scenario"
-	"coup/harness/sim"
+	"coup/scenario"
+	"coup/sim"
+	"coup/verdict"
 )
 
 const simUsage = `usage: coup sim [flags] FILE
@@ -92,20 +92,20 @@ func simCmd(args []string) int {
 	}
 	if len(files) != 1 || f.seeds < 0 || f.workers < 1 || f.budget < 1 {
 		fs.Usage()
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	if msg := f.conflicts(); msg != "" {
 		fmt.Fprintf(os.Stderr, "coup sim: %s\n", msg)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	sc, err := scenario.Load(files[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	if _, err := sim.FromScenario(sc, sc.Seed); err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	if !f.seedSet {
 		f.seed = sc.Seed
@@ -169,7 +169,7 @@ func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	out, err := sim.Simulate(sc, f.seed, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %s: %v\n", sc.File, err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	strategy := ""
 	if turn := f.strategy.For(f.seed); !turn.IsRandom() {
@@ -192,17 +192,17 @@ func simDeterminism(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	out, err := sim.Twice(sc, f.seed, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %s: %v\n", sc.File, err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	fmt.Printf("%s, seed %d: valid=%s, %s\n", sc.File, f.seed, out.Results.Valid, out.Results.Outcome)
 	fmt.Printf("  first run:  history sha256 %s\n", out.Hash)
 	fmt.Printf("  second run: history sha256 %s\n", out.Rehash)
 	if out.Hash != out.Rehash {
 		fmt.Println("  NOT deterministic: the same seed gave two different histories")
-		return harness.ExitUnexpected
+		return verdict.ExitUnexpected
 	}
 	fmt.Println("  deterministic: the same seed gave the same history")
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 // sweepTally counts a sweep's seeds.
@@ -247,7 +247,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		var err error
 		if shard, shards, err = sim.ParseShard(f.shard); err != nil {
 			fmt.Fprintf(os.Stderr, "coup sim: --shard: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		from, count = sim.Shard(f.seed, f.seeds, shard, shards)
 	}
@@ -256,7 +256,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		w, closeOut, err := sweepOutput(sc, f, shard, shards, from, count)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup sim: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		defer closeOut()
 		results = w
@@ -326,7 +326,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		if rec.Signature = sim.Signature(res); rec.Signature != "" {
 			rec.Hash = sim.Hash(out.History.Events)
 			rec.Note = strings.TrimPrefix(firstNote(res), ": ")
-			t.kind(rec.Signature, res.Outcome == harness.AsExpected, seed, rec.Hash)
+			t.kind(rec.Signature, res.Outcome == verdict.AsExpected, seed, rec.Hash)
 		}
 		if res.Valid == checks.False {
 			if len(t.violating) == 0 {
@@ -339,10 +339,10 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 			bar.printf("seed %d: NOT deterministic: history sha256 %s, then %s\n", seed, short(out.Hash), short(out.Rehash))
 		}
 		switch res.Outcome {
-		case harness.AsExpected:
+		case verdict.AsExpected:
 			t.asExpected++
 			return true
-		case harness.Unknown:
+		case verdict.Unknown:
 			t.unknown++
 		default:
 			t.unexpected++
@@ -360,7 +360,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	if results != nil {
 		if err := results.End(t.done); err != nil {
 			fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", f.out, err)
-			return harness.ExitUnknown
+			return verdict.ExitUnknown
 		}
 	}
 
@@ -397,12 +397,12 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		fmt.Printf("results of every seed: %s\n", f.out)
 	}
 
-	code := harness.ExitOK
+	code := verdict.ExitOK
 	switch {
 	case len(t.nondeterministic) > 0, t.unexpected > 0:
-		code = harness.ExitUnexpected
+		code = verdict.ExitUnexpected
 	case t.unknown > 0 || t.broken > 0:
-		code = harness.ExitUnknown
+		code = verdict.ExitUnknown
 	}
 	return code
 }
@@ -476,7 +476,7 @@ func raise(x *atomic.Int64, v int64) {
 	}
 }
 
-func firstNote(res *harness.Results) string {
+func firstNote(res *verdict.Results) string {
 	if len(res.Notes) == 0 {
 		return ""
 	}
@@ -505,12 +505,12 @@ func seedList(seeds []int64) string {
 func simBench(f simFlags, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, "usage: coup sim --bench [--seeds N] [--seed S] FILE|DIR...\n")
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	files, err := scenarioFiles(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	n := f.seeds
 	if n == 0 {
@@ -525,7 +525,7 @@ func simBench(f simFlags, args []string) int {
 		sc, err := scenario.Load(file)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		from := sc.Seed
 		if f.seedSet {
@@ -538,13 +538,13 @@ func simBench(f simFlags, args []string) int {
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %s: %v\n", file, err)
-			return harness.ExitUnknown
+			return verdict.ExitUnknown
 		}
 		printFigures(sc.Name, figs)
 		total.Add(figs)
 	}
 	printFigures("total", total)
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 func printFigures(name string, f sim.Figures) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"coup/harness"
-	"coup/harness/sim"
+	"coup/sim"
+	"coup/verdict"
 )
 
 const mergeUsage = `usage: coup sim merge RESULTS.jsonl...
@@ -25,14 +25,14 @@ func simMerge(args []string) int {
 	}
 	if len(paths) == 0 {
 		fs.Usage()
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	var files []*sim.SweepFile
 	for _, p := range paths {
 		f, err := sim.ReadSweep(p)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
 		files = append(files, f)
 	}
@@ -40,15 +40,15 @@ func simMerge(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		if errors.Is(err, sim.ErrBadResults) {
-			return harness.ExitInput
+			return verdict.ExitInput
 		}
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	h := m.Header
 	st, err := sim.ParseStrategy(h.Strategy)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %s: strategy: %v\n", paths[0], err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	fmt.Printf("merged %d files: the sweep of %s, seeds %d..%d, strategy %s\n", len(files), h.File, h.From, h.From+int64(h.Seeds)-1, st)
 	asExpected, unexpected, unknown, broken := m.Counts()
@@ -71,11 +71,11 @@ func simMerge(args []string) int {
 	}
 	switch {
 	case unexpected > 0:
-		return harness.ExitUnexpected
+		return verdict.ExitUnexpected
 	case unknown > 0 || broken > 0 || len(m.Missing) > 0 || len(m.Incomplete) > 0:
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 // rangeList writes seeds as ranges: "1..250, 501..750".

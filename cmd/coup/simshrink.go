@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness"
-	"coup/harness/scenario"
-	"coup/harness/sim"
+	"coup/scenario"
+	"coup/sim"
+	"coup/verdict"
 )
 
 // DefaultShrunk is where a shrink writes its scenario without --out.
@@ -36,17 +36,17 @@ func simShrink(sc *scenario.Scenario, f simFlags) int {
 	}})
 	if errors.Is(err, sim.ErrNothingToShrink) {
 		fmt.Fprintf(os.Stderr, "coup sim: %s, seed %d: %v; a sweep (--seeds N) finds seeds that fail\n", sc.File, f.seed, err)
-		return harness.ExitInput
+		return verdict.ExitInput
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", sc.File, err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	res.Finish(sc.Name)
 	header := shrunkHeader(sc, f.seed, st, res, path)
 	if err := os.WriteFile(path, res.Scenario.Encode(header), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "coup sim: write the shrunk scenario: %v\n", err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	fmt.Printf("it fails as: %s\n", res.Signature)
 	fmt.Printf("shrunk in %d simulations (%s)", res.Sims, time.Since(start).Round(time.Millisecond))
@@ -61,19 +61,19 @@ func simShrink(sc *scenario.Scenario, f simFlags) int {
 	written, err := scenario.Load(path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup sim: the shrunk scenario does not load: %v\n", err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	out, err := sim.Simulate(written, written.Seed, sim.Options{Strategy: st, Hash: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", path, err)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	if sig := sim.Signature(out.Results); sig != res.Signature {
 		fmt.Fprintf(os.Stderr, "coup sim: %s fails as %q when run from its file, not as %q\n", path, sig, res.Signature)
-		return harness.ExitUnknown
+		return verdict.ExitUnknown
 	}
 	fmt.Printf("wrote %s (seed %d); it fails the same way: %s   (history sha256 %s)\n", path, written.Seed, replay(path, written.Seed, st), short(out.Hash))
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 // shrunkHeader is the comment that heads a shrunk scenario: where it

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-isatty"
+	"coup/internal/console"
 
-	"coup/harness"
+	"github.com/mattn/go-isatty"
 )
 
 // isTerminal reports whether f is a terminal that can redraw a line: not
@@ -113,14 +113,14 @@ func (s *status) draw() {
 	}
 }
 
-// printableLines passes each write through harness.Printable, keeping a
+// printableLines passes each write through console.Printable, keeping a
 // final line break: the harness's progress lines may quote what a node
 // wrote, and must not move the cursor or forge a line.
 type printableLines struct{ w io.Writer }
 
 func (p printableLines) Write(b []byte) (int, error) {
 	line, nl := bytes.CutSuffix(b, []byte("\n"))
-	out := harness.Printable(string(line))
+	out := console.Printable(string(line))
 	if nl {
 		out += "\n"
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"coup/harness"
+	"coup/verdict"
 )
 
 const versionUsage = `usage: coup version
@@ -26,7 +26,7 @@ func versionCmd(args []string) int {
 	}
 	info, _ := debug.ReadBuildInfo()
 	fmt.Println(versionString(info))
-	return harness.ExitOK
+	return verdict.ExitOK
 }
 
 // versionString describes the build: "coup v1.2.0 (go1.26.8 linux/amd64)",

@@ -1,0 +1,102 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"coup/history"
+	"coup/verdict"
+)
+
+// Files are a run's store folder and the files its driver writes as the
+// run goes. Without a store (a simulator's sweep) every field is empty:
+// nothing is written.
+type Files struct {
+	// Dir is the run's folder, store/<scenario>/<timestamp>/.
+	Dir string
+	// History is Dir's history.jsonl, and Log its harness.log.
+	History, Log *os.File
+}
+
+// Outcome is one run, carried out and judged.
+type Outcome struct {
+	Results *verdict.Results
+	History *history.History
+	// Dir is the run's store folder ("" without a store).
+	Dir string
+	// Ran is the real time the run took, from the start of its nodes to
+	// its closed history; Checked the real time the checks took.
+	Ran, Checked time.Duration
+}
+
+// Execute carries out one run of the scenario name and judges it, the same
+// whatever the driver: it makes the run's store folder (when store is not
+// empty) and opens its history and log there; build makes the driver
+// over those files and returns the run's lifecycle; the run starts (the
+// meta event at its zero), runs its workload and its faults until the
+// duration, heals, waits out the recovery window, stops and records its end
+// event; the history is closed and read back, the checks judge it, and
+// results.json, report.html and the checks' files are saved in the folder,
+// which store/<scenario>/latest then names.
+//
+// A run whose nodes did not all start (ErrNodeStart) is not judged: its
+// results say why. An interrupted run (ctx ended) is judged on the prefix
+// it recorded, and its outcome is unknown. The error is for a run that
+// could not be carried out, judged or saved; the outcome is returned with
+// it, holding what there is (its Dir once the folder exists).
+func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run, error)) (*Outcome, error) {
+	out := &Outcome{}
+	var f Files
+	if store != "" {
+		dir, err := NewRunDir(store, name, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		out.Dir, f.Dir = dir, dir
+		if f.History, err = os.Create(filepath.Join(dir, HistoryFile)); err != nil {
+			return nil, fmt.Errorf("create history: %w", err)
+		}
+		defer f.History.Close()
+		if f.Log, err = os.Create(filepath.Join(dir, HarnessLog)); err != nil {
+			return nil, fmt.Errorf("create harness log: %w", err)
+		}
+		defer f.Log.Close()
+	}
+	run, err := build(&f)
+	if err != nil {
+		return out, err
+	}
+	start := time.Now()
+	runErr := run.Finish(ctx)
+	h, err := run.d.Close()
+	out.Ran = time.Since(start)
+	if err != nil {
+		return out, err
+	}
+	out.History = h
+	start = time.Now()
+	if errors.Is(runErr, ErrNodeStart) {
+		// Nothing ran, so there is nothing to judge: verdicts here would
+		// only hide the cause.
+		out.Results = verdict.Unstarted(h, strings.TrimPrefix(runErr.Error(), ErrNodeStart.Error()+": "))
+	} else {
+		if out.Results, err = verdict.Evaluate(h); err != nil {
+			return out, err
+		}
+		if runErr != nil {
+			out.Results.Failed(runErr)
+		}
+	}
+	out.Checked = time.Since(start)
+	if f.Dir != "" {
+		if err := Save(f.Dir, out.Results, h, run.d.Logf); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,347 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"coup/history"
+	"coup/nemesis"
+)
+
+// Driver carries one run: it starts the nodes, carries every message
+// between them (asking the nemesis each one's fate), carries out the
+// process faults the nemesis asks for, and stops. Everything else a run
+// does is the lifecycle's (Run), the same whatever the driver.
+type Driver interface {
+	// Crash, Restart, Pause, Resume and ClockRate carry out process
+	// faults. Restart returns once the node is up (the simulator runs its
+	// virtual clock meanwhile), as a real driver waits for the init
+	// handshake.
+	nemesis.Cluster
+	// Lock and Unlock serialise the lifecycle's use of the nemesis with
+	// the driver's own (Decide, for every message). A driver that runs on
+	// one goroutine makes them no-ops.
+	sync.Locker
+	// Start starts every node and does what makes it ready (the init
+	// handshake). It calls zero once, at the moment all are up or one has
+	// failed: that moment is the run's zero, and zero records the meta
+	// event there, before any node's start.
+	Start(ctx context.Context, zero func()) error
+	// Begin starts the workload's clients. The lifecycle calls it once the
+	// faults due at the start are carried out.
+	Begin()
+	// Now is the time since the run's zero.
+	Now() time.Duration
+	// Wait lets the nodes, the network and the clients run until t, or
+	// until the run has events for the nemesis to observe (Run.Pending and
+	// Run.Woken say so). It reports false if ctx ended first.
+	Wait(ctx context.Context, t time.Duration) bool
+	// Stop stops the clients and every node, and returns the counters
+	// that the end event carries (history.Count*).
+	Stop() map[string]int64
+	// Close ends the history (nothing is recorded after it) and returns
+	// it, as the checks read it.
+	Close() (*history.History, error)
+	// Record records an event in the history.
+	Record(e history.Event)
+	// Logf writes a line to the run's log; Progress writes it there and
+	// shows it to whoever watches the run (coup run's console).
+	Logf(format string, args ...any)
+	Progress(format string, args ...any)
+}
+
+// Hold keeps planned faults back and releases them later: the
+// simulator's bias strategy moves them to the moments a node's belief
+// changes. A run without one carries out every fault when it is due.
+type Hold interface {
+	// Filter takes the actions due at now, and the events observed since
+	// the last call, and returns the actions to carry out now.
+	Filter(due []nemesis.Action, now time.Duration, seen []history.Event) []nemesis.Action
+	// Next is when a held action is next released.
+	Next() (time.Duration, bool)
+	// Flush releases every held action, at the end of the run.
+	Flush() []nemesis.Action
+}
+
+// Config is what the lifecycle needs of a run besides its driver.
+type Config struct {
+	// Nemesis is the run's nemesis; the driver decides every message's
+	// fate with it, under the driver's lock.
+	Nemesis *nemesis.Nemesis
+	// Meta, when set, is recorded at the run's zero (RunMeta).
+	Meta *history.Meta
+	// Duration is when every fault is healed; Recovery how long the run
+	// goes on after the heal.
+	Duration, Recovery time.Duration
+	// Hold, when set, keeps planned faults back (nil: none is held).
+	Hold Hold
+}
+
+// ErrNodeStart marks a run whose nodes did not all start or answer
+// init: the node program is missing or does not speak the protocol.
+// Nothing ran, so nothing is judged (verdict.Unstarted).
+var ErrNodeStart = errors.New("a node failed to start")
+
+// ErrInterrupted is a run's error when its context ended before the run
+// did.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run is one run's lifecycle: start, the workload and the faults until the
+// duration, the heal, the recovery window, the stop and the end event. Its
+// driver builds it (New) and hands it every event it records (Watch).
+type Run struct {
+	cfg Config
+	d   Driver
+
+	mu       sync.Mutex
+	seen     []history.Event // recorded events the nemesis has yet to observe
+	watching bool
+	wake     chan struct{}
+
+	started, begun, finished bool
+	startErr                 error
+	skipped                  int64 // fault occurrences with no target
+}
+
+// New returns the lifecycle of a run that d carries.
+func New(d Driver, cfg Config) *Run {
+	return &Run{cfg: cfg, d: d, watching: true, wake: make(chan struct{}, 1)}
+}
+
+// Watch hands the run an event the driver recorded: the nemesis observes
+// it at its next step (its triggers fire there). The driver calls it for
+// every event, in the order recorded, and may call it under its
+// recorder's lock: it only queues the event and signals Woken.
+func (r *Run) Watch(e *history.Event) {
+	if !nemesis.Relevant(e) {
+		return
+	}
+	r.mu.Lock()
+	if !r.watching {
+		r.mu.Unlock()
+		return
+	}
+	r.seen = append(r.seen, *e)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Pending reports whether events wait for the nemesis to observe them:
+// a driver's Wait returns then.
+func (r *Run) Pending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen) > 0
+}
+
+// Woken is signalled when an event is queued for the nemesis: a driver
+// that waits on a real clock selects on it.
+func (r *Run) Woken() <-chan struct{} { return r.wake }
+
+func (r *Run) take() []history.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.seen
+	r.seen = nil
+	return out
+}
+
+// unwatch ends the watch: after the heal no trigger can fire.
+func (r *Run) unwatch() {
+	r.mu.Lock()
+	r.watching = false
+	r.seen = nil
+	r.mu.Unlock()
+}
+
+// Start starts every node through the driver; the meta event is recorded
+// at the run's zero. It does its work once; a start that failed is not
+// tried again.
+func (r *Run) Start(ctx context.Context) error {
+	if r.started {
+		return r.startErr
+	}
+	r.started = true
+	r.startErr = r.d.Start(ctx, func() {
+		if r.cfg.Meta != nil {
+			r.d.Record(history.Event{Kind: history.KindMeta, Meta: r.cfg.Meta})
+		}
+	})
+	if r.startErr == nil {
+		r.d.Progress("nodes up; running for %s", r.cfg.Duration)
+	}
+	return r.startErr
+}
+
+// Until drives the nemesis until t, while the driver runs everything else:
+// at each step the nemesis observes what was recorded (its triggers fire),
+// the actions due are carried out in order (the workload's clients start
+// once those due at the start are), and the driver waits until the next
+// planned action, the next observed event or t. Nothing the nemesis plans
+// lies at or after the duration, so past it the nemesis only finishes
+// what was due, late: a slow driver changes when a fault happens, never
+// whether.
+func (r *Run) Until(ctx context.Context, t time.Duration) error {
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	for {
+		now := r.d.Now()
+		if r.step(now) {
+			continue // what they did may fire triggers, and time has passed
+		}
+		if !r.begun {
+			r.begun = true
+			r.d.Begin()
+			continue // time has passed
+		}
+		if now >= t {
+			return nil
+		}
+		wake := t
+		if at, ok := r.next(); ok && at < wake {
+			wake = at
+		}
+		if !r.d.Wait(ctx, wake) {
+			return ErrInterrupted
+		}
+	}
+}
+
+// step lets the nemesis observe what was recorded and carries out what is
+// due at now. It reports whether it carried out anything.
+func (r *Run) step(now time.Duration) bool {
+	now = min(now, r.cfg.Duration)
+	nem := r.cfg.Nemesis
+	r.d.Lock()
+	seen := r.take()
+	var acts []nemesis.Action
+	for i := range seen {
+		acts = append(acts, nem.Observe(seen[i])...)
+	}
+	due := nem.Due(now)
+	if r.cfg.Hold != nil {
+		due = r.cfg.Hold.Filter(due, now, seen)
+	}
+	acts = append(acts, due...)
+	r.d.Unlock()
+	if len(acts) == 0 {
+		return false
+	}
+	r.carryOut(acts)
+	return true
+}
+
+// next is when the nemesis next has something to do: its next planned
+// action, or the release of a held one.
+func (r *Run) next() (time.Duration, bool) {
+	r.d.Lock()
+	at, ok := r.cfg.Nemesis.Next()
+	r.d.Unlock()
+	if r.cfg.Hold != nil {
+		if b, bok := r.cfg.Hold.Next(); bok && (!ok || b < at) {
+			at, ok = b, true
+		}
+	}
+	return at, ok
+}
+
+// carryOut records and applies actions in order. A process action runs
+// outside the driver's lock (a real driver waits for processes, whose
+// output it handles under that lock). A link action is recorded and
+// changes the net under the lock, so that every message recorded after
+// its event, and none before, meets the changed net. An action that found
+// no target is logged and counted (history.CountFaultsSkipped).
+func (r *Run) carryOut(acts []nemesis.Action) {
+	for _, a := range acts {
+		if a.Skip != "" {
+			r.d.Logf("nemesis: %s", a)
+			if a.Phase == history.PhaseStart {
+				r.skipped++
+				r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+			}
+			continue
+		}
+		var err error
+		if a.Kind.OnProcess() {
+			r.d.Record(a.Event())
+			err = r.cfg.Nemesis.Apply(a, r.d)
+		} else {
+			r.d.Lock()
+			r.d.Record(a.Event())
+			err = r.cfg.Nemesis.Apply(a, r.d)
+			r.d.Unlock()
+		}
+		if err != nil {
+			r.d.Logf("nemesis: %s: %v", a, err)
+		}
+		r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+	}
+}
+
+// Finish ends the run: the nemesis runs until the duration if it has not
+// yet (what was due is carried out, late), held faults are released, every
+// fault in force is healed, the recovery window (counted from the end of
+// the heal, so that every nemesis event is at least a window before the
+// run's end) is waited out, the driver stops, and the end event is
+// recorded with the counters. A run that did not start, or was
+// interrupted, only stops: its history has no end event.
+func (r *Run) Finish(ctx context.Context) error {
+	if r.finished {
+		return nil
+	}
+	r.finished = true
+	err := r.Until(ctx, r.cfg.Duration)
+	if err == nil {
+		err = r.heal(ctx)
+	}
+	counts := r.d.Stop()
+	if err != nil {
+		return err
+	}
+	if r.skipped > 0 {
+		if counts == nil {
+			counts = map[string]int64{}
+		}
+		counts[history.CountFaultsSkipped] += r.skipped
+	}
+	r.d.Record(history.Event{Kind: history.KindEnd, Counts: counts})
+	return nil
+}
+
+// heal releases what the hold keeps, ends every fault in force and waits
+// out the recovery window.
+func (r *Run) heal(ctx context.Context) error {
+	if r.cfg.Hold != nil {
+		r.carryOut(r.cfg.Hold.Flush())
+	}
+	r.unwatch()
+	r.d.Lock()
+	acts := r.cfg.Nemesis.Heal(r.d.Now())
+	r.d.Unlock()
+	r.d.Progress("healing %d faults in force", countStarts(acts))
+	r.carryOut(acts)
+	healed := max(r.d.Now(), r.cfg.Duration)
+	r.d.Progress("healed; recovery window %s", r.cfg.Recovery)
+	for end := healed + r.cfg.Recovery; r.d.Now() < end; {
+		if !r.d.Wait(ctx, end) {
+			return ErrInterrupted
+		}
+	}
+	return nil
+}
+
+func countStarts(acts []nemesis.Action) int {
+	n := 0
+	for _, a := range acts {
+		if a.Skip == "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+
+	"coup/checks"
+	"coup/history"
+	"coup/verdict"
+)
+
+// Bounds on what one report draws, whatever the history holds: the page
+// stays a few megabytes at most, and a reader can still find their way.
+const (
+	maxRows       = 64    // nodes drawn; the rest are named in a note
+	maxMetrics    = 12    // metric plots
+	maxLanes      = 64    // client lanes of a mutex run
+	detailCap     = 500   // copies drawn one by one in a window; more are counted per cell
+	maxScriptData = 20000 // copies the page embeds for its script to narrow the window
+)
+
+// reportModel is what the drawings of one report share: the history, its
+// verdicts and the pictures the checks package builds from it.
+type reportModel struct {
+	h   *history.History
+	res *verdict.Results
+	tl  *checks.Timeline
+	fl  *checks.Flights
+	// from and to are the run as drawn (see runWindow).
+	from, to int64
+	// nodes are the rows drawn, in the timeline's order; hidden counts
+	// the nodes left out past maxRows. index gives each node its style.
+	nodes  []string
+	hidden int
+	index  map[string]int
+	// types are the message types, most sent first; typeIdx their order.
+	types   []string
+	typeIdx map[string]int
+	// violations are the false checks with an interval.
+	violations []violation
+	// locks are the lock's lanes of a mutex run, else nil.
+	locks *checks.LockLanes
+}
+
+// violation is a false check's interval, saturated to the run.
+type violation struct {
+	check    string
+	from, to int64
+	text     string // the check's explanation
+	id       string // the anchor of its magnified view
+}
+
+func newReportModel(res *verdict.Results, h *history.History) *reportModel {
+	m := &reportModel{h: h, res: res, tl: checks.BuildTimeline(h), fl: checks.BuildFlights(h), index: map[string]int{}}
+	m.from, m.to = runWindow(h)
+	m.locks = checks.BuildLockLanes(h)
+	for i, n := range m.tl.Nodes {
+		if i >= maxRows {
+			m.hidden = len(m.tl.Nodes) - maxRows
+			break
+		}
+		m.nodes = append(m.nodes, n.Name)
+		m.index[n.Name] = i
+	}
+	count := map[string]int{}
+	for i := range m.fl.List {
+		count[m.fl.Name(m.fl.List[i].Type)]++
+	}
+	for t := range count {
+		m.types = append(m.types, t)
+	}
+	slices.SortFunc(m.types, func(a, b string) int {
+		if c := cmp.Compare(count[b], count[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	m.typeIdx = map[string]int{}
+	for i, t := range m.types {
+		m.typeIdx[t] = i
+	}
+	for _, name := range res.Order {
+		c := res.Checks[name]
+		if c.Valid != checks.False || c.Interval == nil {
+			continue
+		}
+		from := clampTime(c.Interval.From, m.from, m.to)
+		to := clampTime(c.Interval.To, from, m.to)
+		m.violations = append(m.violations, violation{check: name, from: from, to: to, text: c.Explanation, id: "zoom-" + anchor(name)})
+	}
+	return m
+}
+
+// styleOfNode is the style of a node, or of no known node (a leader
+// named in a report that is not a node of the run).
+func (m *reportModel) styleOfNode(name string) (nodeStyle, int) {
+	if i, ok := m.index[name]; ok {
+		return styleOf(i), i
+	}
+	return styleOf(-1), -1
+}
+
+// typeStyle is the colour of a message type: the palette's for the most
+// sent types, grey for the rest (their arrows still carry the name).
+func (m *reportModel) typeColour(mtype string) string {
+	if i, ok := m.typeIdx[mtype]; ok && i < len(typeColours) {
+		return typeColours[i]
+	}
+	return colOther
+}
+
+// typeMarker is the id of the arrowhead of a message type's colour.
+func (m *reportModel) typeMarker(mtype string) string {
+	if i, ok := m.typeIdx[mtype]; ok && i < len(typeColours) {
+		return "ah-" + itoa(i)
+	}
+	return "ah-other"
+}
+
+// anchor makes a check's name safe as an id.
+func anchor(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

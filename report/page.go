@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+
+	"coup/checks"
+)
+
+// windowCSS shows the pane of the chosen preset window (and the reader's
+// own, which the script adds): radio buttons and CSS, so that choosing a
+// window needs no script.
+func windowCSS(n int) template.CSS {
+	var rules []string
+	for i := range n {
+		rules = append(rules, fmt.Sprintf("#stw-%d:checked ~ #stp-%d", i, i))
+	}
+	rules = append(rules, "#stw-custom:checked ~ #stp-custom")
+	return template.CSS(strings.Join(rules, ",\n") + " { display: block; }")
+}
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"secs": secs,
+	"verdictClass": func(v checks.Validity) string {
+		return "v-" + v.String()
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>coup: {{.Results.Scenario}} — valid {{.Results.Valid}}{{if .Meta.Simulated}} (simulated){{end}}</title>
+<style>
+body { font-family: -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; line-height: 1.4; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
+h3 { font-size: 1.05em; }
+.sub { color: #555; }
+.badge { display: inline-block; padding: 0.1em 0.6em; border-radius: 0.8em; font-weight: bold; color: #fff; }
+.v-true { background: #2e7d32; } .v-false { background: #c62828; } .v-unknown { background: #8a6d00; }
+.sim { background: #332288; }
+.outcome { font-size: 1.1em; margin: 0.6em 0; }
+.toc { font-size: 0.92em; } .toc a { margin-right: 1em; }
+.check { border: 1px solid #ddd; border-radius: 6px; padding: 0.8em 1em; margin: 1em 0; }
+.check h3 { margin: 0 0 0.3em 0; }
+.doc { color: #555; font-size: 0.9em; margin-bottom: 0.5em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.88em; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f5f5f5; }
+details { margin-top: 0.5em; } summary { cursor: pointer; color: #444; }
+.notes li { margin: 0.3em 0; }
+.legend { margin: 0.3em 0; }
+.legend .item { display: inline-block; margin-right: 1.2em; font-size: 0.9em; }
+.legend i { display: inline-block; width: 1.4em; height: 0.8em; margin-right: 0.3em; vertical-align: middle; border: 1px solid #0003; }
+.legend svg { vertical-align: middle; margin-right: 0.3em; }
+.drawing { overflow-x: auto; }
+svg text { font-family: sans-serif; }
+svg text.row { font-size: 11px; }
+.zoom-view { border-left: 4px solid #D55E00; padding-left: 0.8em; margin: 1em 0; }
+.windows > input { position: absolute; opacity: 0; pointer-events: none; }
+.windows > label { display: inline-block; padding: 0.15em 0.7em; margin: 0 0.3em 0.4em 0; border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }
+.windows > label[hidden] { display: none; }
+.windows > input:checked + label { background: #222; color: #fff; border-color: #222; }
+.windows > input:focus-visible + label { outline: 2px solid #0072B2; }
+.windows > .pane { display: none; }
+{{.WindowCSS}}
+.note { color: #444; font-size: 0.92em; margin: 0.3em 0; }
+.key { font-size: 0.9em; color: #444; }
+a.file { font-weight: bold; }
+code { font-size: 0.92em; }
+</style>
+</head>
+<body>
+{{.Defs}}
+<h1>{{.Results.Scenario}}</h1>
+<div class="sub">algorithm <b>{{.Results.Algorithm}}</b> · {{len .Meta.Nodes}} nodes · seed {{.Results.Seed}}{{if .Results.File}} · <code>{{.Results.File}}</code>{{end}}
+{{if .Meta.Simulated}} · <span class="badge sim" id="simulated" title="run by the deterministic simulator on a virtual clock, not by real processes; coup sim FILE --seed {{.Results.Seed}} replays it">simulated, seed {{.Results.Seed}}</span>{{end}}</div>
+<div class="outcome">Verdict: <span class="badge {{verdictClass .Results.Valid}}">valid = {{.Results.Valid}}</span>
+— the scenario expected {{if .Results.Expected.Valid}}a valid run{{else}}a violation{{if .Results.Expected.Violations}} of {{range $i, $v := .Results.Expected.Violations}}{{if $i}}, {{end}}{{$v}}{{end}}{{end}}{{end}},
+so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).</div>
+{{if not .Results.Complete}}<p><b>The run did not finish:</b> the history has no end event, and only the part that was recorded was checked.</p>{{end}}
+{{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}
+{{if .Results.Notes}}<ul class="notes">{{range .Results.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Results.Skipped}}<p>{{len .Results.Skipped}} line(s) of the history could not be read and were skipped:{{range .Results.Skipped}} line {{.Line}} ({{.Err}});{{end}} the rest was checked.</p>{{end}}
+<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}<a href="#messages">messages</a>{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
+
+<h2 id="timeline">Timeline</h2>
+<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id. Yellow bands are the nemesis's faults; red outlines are the intervals of failed checks; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
+<div class="legend">Believes in: {{.Legend}}</div>
+<div class="drawing">{{.Timeline}}</div>
+{{if .Hidden}}<p class="note">{{.Hidden}} more nodes are not drawn: the page draws the first 64.</p>{{end}}
+
+{{if .Zooms}}<h2 id="magnified">Magnified violations</h2>
+<p class="key">Each failed check whose interval is too short to see on the run's axis, drawn again on an axis of its own: the beliefs as in the timeline, with the messages of that window as arrows over them, and the interval outlined in red.</p>
+{{range .Zooms}}<figure class="zoom-view" id="{{.ID}}" data-check="{{.Check}}" data-from="{{.From}}" data-to="{{.To}}">
+<figcaption>{{.Caption}}</figcaption>
+<div class="drawing">{{.SVG}}</div>
+{{if .Lanes}}<div class="note">The lock's lanes in the same window (the clients and nodes with something in it):</div><div class="drawing">{{.Lanes}}</div>{{end}}
+</figure>{{end}}{{end}}
+
+<h2 id="messages">Messages</h2>
+{{if .MessagesNote}}<p class="note" id="messages-note">{{.MessagesNote}}</p>{{else}}
+<p class="key">A space-time diagram: one line per node (solid while up, hatched while paused, dotted while down), time to the right. An arrow is a message from its send to its delivery, coloured and labelled by its type; a dashed stub ending in a red ✕ is a dropped message, drawn mid-way when the network lost it and near the receiver when that was down; a ringed end is a corrupted message its receiver rejected, a red diamond one it did not reject; a dotted arrow is a duplicate. Yellow bands are the nemesis's faults, red outlines the intervals of failed checks, the dashed line GST. Hover for details; choose a window below.</p>
+<div class="legend">Types: {{.TypeLegend}}</div>
+{{if .FlightsOmitted}}<p class="note" id="messages-omitted">The diagram draws the run's first {{.FlightsKept}} copies of messages; the {{.FlightsOmitted}} after them are counted in the table above, not drawn.</p>{{end}}
+<div class="windows" id="spacetime-windows">
+{{range $i, $w := .Windows}}<input type="radio" name="stw" id="stw-{{$i}}"{{if $w.Default}} checked{{end}}><label for="stw-{{$i}}">{{$w.Label}}</label>
+{{end}}<input type="radio" name="stw" id="stw-custom" disabled><label for="stw-custom" id="stl-custom" hidden>your window</label>
+<p class="note" id="spacetime-hint" hidden>Drag across a diagram to draw that window, or click for an eighth of it around the click; the page's address then holds the window, to share.</p>
+{{range $i, $w := .Windows}}<div class="pane" id="stp-{{$i}}"><p class="note">{{$w.Note}}</p><div class="drawing">{{$w.SVG}}</div></div>
+{{end}}<div class="pane drawing" id="stp-custom"></div>
+</div>
+{{if .Unmatched}}<p class="note">{{.Unmatched}} deliveries or drops have no send in the history (it was cut short or damaged); they are drawn with no length.</p>{{end}}
+<script type="application/json" id="coup-data">{{.Data}}</script>
+<script>{{.Script}}</script>
+{{end}}
+
+{{with .Mutex}}<h2 id="lock">Lock lanes</h2>
+<p class="key">One lane per client. A dotted bar is a client waiting for an acquire, a thick bar a client holding the lock by its own account (from its acquire's ok until it asked to release), a thin bar a release on its way; ✕ ends a request that failed, ? one that timed out or had no answer. The lane "held by 2+" is red wherever two or more clients held the lock at once; below it, each node's lane shows when it said it was in the critical section.{{range $.Files}} Porcupine's step-by-step view of the lock history: <a class="file" href="{{.Name}}">{{.Name}}</a>.{{end}}</p>
+<div class="drawing">{{.SVG}}</div>
+{{if .Hidden}}<p class="note">{{.Hidden}} more clients are not drawn: the page draws the first 64.</p>{{end}}
+{{end}}
+
+{{if .Metrics}}<h2 id="metrics">Metrics</h2>
+<p class="key">What the nodes reported about themselves over time, one plot per metric and one step line per node (the value holds until the node reports the next). The dashed line is the global stabilisation time (GST) when the scenario has one; the green dotted line is when eventual-leadership found every correct node trusting the same one for good.</p>
+{{range .Metrics}}<figure class="metric-plot" id="{{.ID}}"><figcaption><b>{{.Name}}</b> — {{.Caption}}</figcaption>
+<div class="legend">{{.Legend}}</div>
+<div class="drawing">{{.SVG}}</div></figure>
+{{end}}
+{{if .MetricsLeftOut}}<p class="note">{{.MetricsLeftOut}} more metrics are not drawn: the page draws 12.</p>{{end}}
+{{if .MetricsUnreadable}}<p class="note">{{.MetricsUnreadable}} reported values were not numbers and are not drawn.</p>{{end}}
+{{end}}
+
+<h2 id="checks">Checks</h2>
+{{range .Checks}}
+<div class="check" id="{{.Anchor}}">
+<h3><span class="badge {{verdictClass .Valid}}">{{.Valid}}</span> {{.Name}}</h3>
+{{if .Doc}}<div class="doc">{{.Doc}}</div>{{end}}
+<div class="explain">{{.Explanation}}</div>
+{{if .Files}}<div>See {{range $i, $f := .Files}}{{if $i}}, {{end}}<a class="file" href="{{$f.Name}}">{{$f.Name}}</a>{{end}}, written beside this page.</div>{{end}}
+{{if .Nodes}}<div>Nodes: {{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{end}}</div>{{end}}
+{{if .Interval}}<div>Interval: {{secs .Interval.From}} to {{secs .Interval.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</div>{{end}}
+{{if .Evidence}}
+<table><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th></tr>
+{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td>{{.Text}}</td></tr>{{end}}
+</table>{{end}}
+{{if .Figures}}<details><summary>figures</summary><table>
+{{range .Figures}}<tr><th>{{.Name}}</th><td>{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{else}}{{.Value}}{{end}}</td></tr>{{end}}
+</table></details>{{end}}
+</div>
+{{end}}
+
+<h2 id="counts">Counts</h2>
+<table>{{range .Stats}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+<p class="sub">Times are seconds since the run began{{if .Meta.Simulated}}, on the simulator's virtual clock{{end}}. The history (<code>history.jsonl</code>) and the machine-readable results (<code>results.json</code>) are beside this page.</p>
+</body>
+</html>
+`))

@@ -1,0 +1,336 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"coup/checks"
+	"coup/history"
+	"coup/verdict"
+)
+
+// WriteReport writes report.html: one self-contained page (no network, no
+// external resources) for a person who has never seen coup's code: the
+// verdict; a timeline of what every node believed and what the nemesis
+// did; every short violation magnified; a space-time diagram of the
+// messages with preset windows; the lock's lanes for a mutex run; the
+// metrics the nodes reported, over time; each check's explanation,
+// evidence and figures, with links to the files the checks made; the
+// run's counts. Everything is drawn in inline SVG and readable without
+// scripts; one small inline script lets a reader draw a window of the
+// diagram of their own. Every time is saturated to the run (see axis), so
+// no history, however crafted, makes it loop or grow without bound.
+func Write(w io.Writer, res *verdict.Results, h *history.History) error {
+	m := newReportModel(res, h)
+	page := reportPage{Results: res, Meta: &h.Meta, Defs: template.HTML(globalDefs(m))}
+	page.Timeline = template.HTML(m.timelineSVG())
+	page.Legend = legendHTML(append(m.legend(),
+		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
+	page.Hidden = m.hidden
+	page.Zooms = m.zoomViews()
+	page.MessagesNote = m.messagesNote()
+	if page.MessagesNote == "" {
+		page.Windows = m.spacetimeWindows()
+		page.WindowCSS = windowCSS(len(page.Windows))
+		page.TypeLegend = legendHTML(m.typeLegend())
+		page.Data = m.scriptJSON()
+		page.Script = template.JS(reportScript)
+		page.Unmatched = m.fl.Unmatched
+		page.FlightsOmitted, page.FlightsKept = m.fl.Omitted, len(m.fl.List)
+	}
+	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
+	page.Mutex = m.mutexLanes()
+	for _, name := range res.Order {
+		c := res.Checks[name]
+		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
+		for _, e := range c.Evidence {
+			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e)})
+		}
+		for _, v := range m.violations {
+			if v.check == name && m.isShort(v) {
+				rc.Zoom = v.id
+			}
+		}
+		page.Checks = append(page.Checks, rc)
+		page.Files = append(page.Files, c.Files...)
+	}
+	page.Stats = statRows(&res.Stats)
+	var buf bytes.Buffer
+	if err := reportTemplate.Execute(&buf, &page); err != nil {
+		return fmt.Errorf("render report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteReportFile writes the report to path.
+func WriteFile(path string, res *verdict.Results, h *history.History) error {
+	var buf bytes.Buffer
+	if err := Write(&buf, res, h); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+type reportPage struct {
+	Results  *verdict.Results
+	Meta     *history.Meta
+	Defs     template.HTML // the definitions every drawing uses
+	Checks   []reportCheck
+	Stats    [][2]string
+	Timeline template.HTML
+	Legend   template.HTML
+	// Hidden counts the nodes not drawn (past maxRows).
+	Hidden int
+	Zooms  []zoomView
+	// MessagesNote says why there is no space-time diagram; Windows are
+	// its preset windows otherwise, WindowCSS the rules that show the
+	// chosen one, Data and Script what lets a reader draw another.
+	MessagesNote string
+	// FlightsOmitted counts the copies after the FlightsKept first, which
+	// the diagram does not draw (checks.MaxFlights).
+	FlightsOmitted, FlightsKept int
+	Windows                     []stWindow
+	WindowCSS                   template.CSS
+	TypeLegend                  template.HTML
+	Data                        template.JS
+	Script                      template.JS
+	Unmatched                   int
+	// Metrics are the metric plots; the other two count the metrics left
+	// out past maxMetrics and the values that were not numbers.
+	Metrics           []metricPlot
+	MetricsLeftOut    int
+	MetricsUnreadable int
+	Mutex             *mutexView
+	// Files are the documents the checks made, beside the page.
+	Files []checks.File
+}
+
+type reportCheck struct {
+	checks.Result
+	Anchor   string
+	Zoom     string // the anchor of its magnified view, if any
+	Doc      string
+	Evidence []evidenceRow
+	Figures  []figureRow
+}
+
+type evidenceRow struct {
+	Index      int64
+	Time, Kind string
+	Node, Text string
+}
+
+// figureRow is one figure: a name and a value in words, or a table.
+type figureRow struct {
+	Name  string
+	Value string
+	Head  []string
+	Rows  [][]string
+}
+
+func checkDoc(name string) string {
+	if c, ok := checks.Lookup(name); ok {
+		return c.Doc
+	}
+	return ""
+}
+
+// secs formats a history time: "1.203s".
+func secs(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
+
+func eventNode(e *history.Event) string {
+	switch {
+	case e.Node != "":
+		return e.Node
+	case e.Src != "" || e.Dest != "":
+		return e.Src + "→" + e.Dest
+	case len(e.Nodes) > 0:
+		return strings.Join(e.Nodes, ", ")
+	}
+	return ""
+}
+
+// eventText says what an event is, in a few words.
+func eventText(e *history.Event) string {
+	var parts []string
+	switch e.Kind {
+	case history.KindReport:
+		switch {
+		case e.What == history.ReportLeader && e.Value == "":
+			parts = append(parts, "believes in no leader")
+		case e.What == history.ReportLeader && e.Value == e.Node:
+			parts = append(parts, "believes it is the leader")
+		case e.What == history.ReportLeader:
+			parts = append(parts, "believes in "+e.Value)
+		default:
+			parts = append(parts, "reports "+e.What, e.Value)
+		}
+	case history.KindProcess:
+		parts = append(parts, e.What)
+		if e.Incarnation > 0 {
+			parts = append(parts, fmt.Sprintf("(incarnation %d)", e.Incarnation))
+		}
+	case history.KindOp:
+		parts = append(parts, e.F, e.Type, "by "+e.Process, e.Value)
+	case history.KindNemesis:
+		parts = append(parts, e.What, e.Phase)
+	case history.KindMsg:
+		parts = append(parts, e.What, e.MType)
+		if e.Msg != 0 {
+			parts = append(parts, fmt.Sprintf("message %d", e.Msg))
+		}
+		parts = append(parts, e.Reason)
+		if e.Body != "" {
+			parts = append(parts, "body "+e.Body)
+		}
+	default:
+		parts = append(parts, e.What, e.Value)
+	}
+	if e.Detail != "" {
+		parts = append(parts, "("+e.Detail+")")
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// figureRows renders figures: times (names ending in _ns) in seconds, lists
+// of objects as tables, everything else as JSON.
+func figureRows(f map[string]any) []figureRow {
+	names := make([]string, 0, len(f))
+	for k := range f {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var rows []figureRow
+	for _, name := range names {
+		b, err := json.Marshal(f[name])
+		if err != nil {
+			continue
+		}
+		var v any
+		_ = json.Unmarshal(b, &v)
+		row := figureRow{Name: name}
+		switch x := v.(type) {
+		case []any:
+			row.Head, row.Rows = table(x)
+			if row.Head == nil {
+				row.Value = string(b)
+			}
+		case float64:
+			if strings.HasSuffix(name, "_ns") {
+				row.Value = secs(floatTime(x))
+			} else {
+				row.Value = string(b)
+			}
+		case string:
+			row.Value = x
+		default:
+			row.Value = string(b)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// table turns a list of objects into a head and rows, or nil.
+func table(list []any) ([]string, [][]string) {
+	keys := map[string]bool{}
+	for _, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	var head []string
+	for k := range keys {
+		head = append(head, k)
+	}
+	sort.Strings(head)
+	var rows [][]string
+	for _, it := range list {
+		m := it.(map[string]any)
+		row := make([]string, len(head))
+		for i, k := range head {
+			switch x := m[k].(type) {
+			case nil:
+			case string:
+				row[i] = x
+			case float64:
+				if strings.HasSuffix(k, "_ns") {
+					row[i] = secs(floatTime(x))
+				} else {
+					row[i] = fmt.Sprint(x)
+				}
+			default:
+				b, _ := json.Marshal(x)
+				row[i] = string(b)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// maxStatRows bounds each list of counts in the report.
+const maxStatRows = 50
+
+func statRows(s *verdict.Stats) [][2]string {
+	rows := [][2]string{
+		{"events", fmt.Sprint(s.Events)},
+		{"duration", secs(s.Duration)},
+		{"messages sent", fmt.Sprint(s.Messages.Sent)},
+		{"messages delivered", fmt.Sprint(s.Messages.Delivered)},
+		{"messages dropped", fmt.Sprint(s.Messages.Dropped)},
+	}
+	// A node can send any number of distinct types: each list shows the
+	// largest counts, up to maxStatRows, and sums the rest.
+	add := func(prefix string, m map[string]int64) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if len(keys) <= maxStatRows || m[keys[i]] == m[keys[j]] {
+				return keys[i] < keys[j]
+			}
+			return m[keys[i]] > m[keys[j]]
+		})
+		var rest, restN int64
+		for i, k := range keys {
+			if i >= maxStatRows {
+				rest, restN = rest+m[k], restN+1
+				continue
+			}
+			rows = append(rows, [2]string{prefix + short(k, 60), fmt.Sprint(m[k])})
+		}
+		if restN > 0 {
+			rows = append(rows, [2]string{fmt.Sprintf("%s%d more kinds", prefix, restN), fmt.Sprint(rest)})
+		}
+	}
+	add("sent: ", s.Messages.ByType)
+	add("dropped: ", s.Messages.Drops)
+	add("operations: ", s.Ops)
+	add("refused: ", s.Refused)
+	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
+		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
+	}
+	return rows
+}

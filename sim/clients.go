@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"coup/history"
+	"coup/nodes"
+	"coup/nodes/wire"
+	"coup/workloads"
+)
+
+// clients drives the workload on the virtual clock (workloads.Clients), as
+// the real harness's clients do on the real one: an invocation is recorded
+// and its request handed to the node at once; the answer, or the timeout,
+// completes it.
+type clients struct {
+	s       *Sim
+	w       workloads.Workload
+	timeout time.Duration
+	nextID  int
+	pending map[int]*pendingOp
+	stopped bool
+}
+
+type pendingOp struct {
+	process, node, f string
+	result           func(body []byte) string
+}
+
+var _ workloads.Clients = (*clients)(nil)
+
+// After calls fn at d after the run's zero (now, if that has passed).
+func (c *clients) After(d time.Duration, fn func()) {
+	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: &extra{fn: fn}})
+}
+
+// Invoke records an invocation and sends the request.
+func (c *clients) Invoke(op workloads.Op) {
+	s := c.s
+	c.nextID++
+	id := c.nextID
+	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
+	s.cnt.ops[history.OpInvoke]++
+	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
+	if n := s.byName[op.Node]; n != nil {
+		req := nodes.Request{Client: op.Process, ID: id, Op: op.F, Value: op.Value, Body: workloads.RequestBody(op, id)}
+		if op.Fields != nil {
+			req.Value = "" // the request carries no value of its own
+		}
+		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: req}})
+	}
+}
+
+// answer completes an operation with a node's answer, as the real
+// harness records it.
+func (c *clients) answer(id int, head wire.ReplyHead, body []byte) {
+	op, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	typ, value := workloads.Outcome(head, body, op.result)
+	c.complete(id, typ, value, body)
+}
+
+// complete records the end of an operation, once; body is the answer's,
+// nil when there was none.
+func (c *clients) complete(id int, typ, value string, body []byte) {
+	op, ok := c.pending[id]
+	if !ok {
+		return // already timed out, or an answer to nobody
+	}
+	delete(c.pending, id)
+	s := c.s
+	s.record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
+	s.cnt.ops[typ]++
+	if !c.stopped {
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: s.now})
+	}
+}
+
+// stop ends the workload: no more callbacks; every pending operation is
+// recorded as info, in the order they were invoked.
+func (c *clients) stop() {
+	c.stopped = true
+	for _, id := range slices.Sorted(maps.Keys(c.pending)) {
+		c.complete(id, history.OpInfo, "run ended", nil)
+	}
+}

@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"coup/history"
+)
+
+// recorder is the simulator's history: it stamps each event with its index
+// and the virtual time, keeps it, and writes it as a JSON line, exactly as
+// history.Recorder does. It is the single-goroutine counterpart of that
+// recorder: no lock, no flusher, and events kept in chunks that never move
+// until the run ends, since copying growing slices of events (and scanning
+// them for the collector) was most of a simulation's cost.
+type recorder struct {
+	clock  func() int64
+	chunks [][]history.Event
+	cur    []history.Event
+	n      int64
+	last   int64
+	w      *bufio.Writer
+	err    error
+	all    []history.Event // the events in one slice, once asked for
+}
+
+const (
+	firstChunk = 128
+	maxChunk   = 1 << 15
+)
+
+// newRecorder returns a recorder that writes to w (nil: nowhere) and
+// expects about hint events: with a hint that is right, the events are
+// kept in one slice and never copied. The slice is a recycled one when
+// there is one (see Recycle).
+func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
+	r := &recorder{clock: clock}
+	if b, ok := recycled.Get().(*[]history.Event); ok && cap(*b) >= hint {
+		r.cur = (*b)[:0]
+	} else {
+		r.cur = make([]history.Event, 0, max(firstChunk, hint))
+	}
+	if w != nil {
+		r.w = bufio.NewWriterSize(w, 64<<10)
+	}
+	return r
+}
+
+// record stamps e with the next index and the current time, keeps it and
+// returns the kept event.
+func (r *recorder) record(e history.Event) *history.Event {
+	t := max(r.clock(), r.last)
+	r.last = t
+	e.Index, e.Time = r.n, t
+	r.n++
+	if len(r.cur) == cap(r.cur) {
+		r.chunks = append(r.chunks, r.cur)
+		r.cur = make([]history.Event, 0, min(2*cap(r.cur), maxChunk))
+	}
+	r.cur = append(r.cur, e)
+	r.all = nil
+	kept := &r.cur[len(r.cur)-1]
+	if r.w != nil && r.err == nil {
+		r.write(kept)
+	}
+	return kept
+}
+
+func (r *recorder) write(e *history.Event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		r.err = fmt.Errorf("encode event %d: %w", e.Index, err)
+		return
+	}
+	b = append(b, '\n')
+	if _, err := r.w.Write(b); err != nil {
+		r.err = fmt.Errorf("write history: %w", err)
+	}
+}
+
+// events returns every event recorded, in one slice (which must not be
+// changed).
+func (r *recorder) events() []history.Event {
+	if len(r.chunks) == 0 {
+		return r.cur[:len(r.cur):len(r.cur)]
+	}
+	if r.all == nil || int64(len(r.all)) != r.n {
+		all := make([]history.Event, 0, r.n+r.n/8) // room to be recycled for a run a little longer
+		for _, c := range r.chunks {
+			all = append(all, c...)
+		}
+		r.all = append(all, r.cur...)
+	}
+	return r.all
+}
+
+// recycled holds event slices that finished runs handed back, for new
+// runs to record into: a sweep then allocates its histories once per
+// worker rather than once per seed, and the collector has little to do.
+var recycled sync.Pool
+
+// Recycle hands back the events of an outcome that is no longer needed, so
+// that a later run records into their array instead of allocating one.
+// Neither the outcome's history, nor its results, nor anything else taken
+// from its events may be used afterwards.
+func Recycle(out *Outcome) {
+	if out == nil || cap(out.array) < firstChunk {
+		return
+	}
+	evs := out.array[:0]
+	out.History, out.array = nil, nil
+	recycled.Put(&evs)
+}
+
+// array is the array the events are kept in, with its full capacity, for
+// recycling.
+func (r *recorder) array() []history.Event {
+	if len(r.chunks) == 0 {
+		return r.cur
+	}
+	return r.all
+}
+
+// flush writes what is buffered and returns the first error.
+func (r *recorder) flush() error {
+	if r.w != nil && r.err == nil {
+		r.err = r.w.Flush()
+	}
+	return r.err
+}

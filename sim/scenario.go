@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"coup/history"
+	"coup/lifecycle"
+	"coup/nodes/algorithms"
+	"coup/scenario"
+	"coup/verdict"
+)
+
+// ErrNotSimulable is wrapped by the errors for scenarios the simulator
+// cannot run: it runs built-in state machines only.
+var ErrNotSimulable = errors.New("the simulator runs built-in state machines only")
+
+// ErrForeign is the error for a scenario whose nodes are a foreign program
+// (its command key).
+var ErrForeign = fmt.Errorf("%w, and this scenario runs a foreign node program (command); use coup run", ErrNotSimulable)
+
+// ErrRealOnly is the error for a built-in algorithm that is not a state
+// machine (memberlist).
+var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and goroutines, so it runs only as real processes; use coup run", ErrNotSimulable)
+
+// FromScenario is the simulator's configuration of a scenario run with a
+// seed (the scenario's own, or another to sweep or replay): everything the
+// real harness would give its nodes, nemesis and workload.
+func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
+	if sc.Command != nil {
+		return Config{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
+	}
+	spec, ok := algorithms.Lookup(sc.Algorithm)
+	if !ok {
+		return Config{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
+	}
+	if spec.Program != nil {
+		return Config{}, fmt.Errorf("%s: algorithm %s: %w", sc.File, sc.Algorithm, ErrRealOnly)
+	}
+	seeded := *sc
+	seeded.Seed = seed
+	w, timeout := lifecycle.NewWorkload(&seeded)
+	meta := lifecycle.RunMeta(&seeded)
+	meta.Simulated = true
+	return Config{
+		Spec: spec, Nodes: sc.NodeNames(), IDs: sc.IDs, Params: sc.Params, Seed: seed,
+		Checksums: sc.ChecksumsOn(),
+		Latency:   sc.Network.Latency.D, Jitter: sc.Network.Jitter.D, FIFO: sc.Network.IsFIFO(),
+		Faults:   sc.NemesisFaults(),
+		Duration: sc.Duration.D, Recovery: sc.Recovery.D,
+		RecordMessages: sc.RecordMessages(),
+		Workload:       w, OpTimeout: timeout,
+		Meta: meta,
+	}, nil
+}
+
+// Options configure Simulate.
+type Options struct {
+	// Store, when set, is the store's root: the run is saved in
+	// <Store>/<scenario>/<timestamp>/ as a real run is (history.jsonl,
+	// results.json, report.html, harness.log) and <scenario>/latest points
+	// at it. Empty: nothing is written.
+	Store string
+	// Hash computes the history's hash (Outcome.Hash) even without a store.
+	Hash bool
+	// EventsHint is Config.EventsHint: how many events to expect.
+	EventsHint int
+	// RoundTrip passes every message through the algorithm's codec
+	// (Config.RoundTrip).
+	RoundTrip bool
+	// Strategy is how the run explores the scenario's open choices
+	// (Config.Strategy; the zero value is Random).
+	Strategy Strategy
+}
+
+// Outcome is one simulated run of a scenario, judged.
+type Outcome struct {
+	Seed    int64
+	Results *verdict.Results
+	History *history.History
+	// Hash is the SHA-256 of the history's JSON lines: the sha256sum of
+	// its history.jsonl (set with a store, or when asked).
+	Hash string
+	// Rehash is the hash of a second run with the same seed (Twice).
+	Rehash string
+	// Dir is the run's store folder ("" without a store).
+	Dir   string
+	Stats Stats
+	// Wall is the real time the simulation took; Checks the real time the
+	// checks took.
+	Wall, Checks time.Duration
+
+	array []history.Event // where the events are kept, for Recycle
+}
+
+// Simulate runs a scenario in the simulator with a seed and checks its
+// history with the same checks as a real run: its lifecycle is every
+// driver's (lifecycle.Execute).
+func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error) {
+	cfg, err := FromScenario(sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RoundTrip, cfg.EventsHint, cfg.Strategy = opts.RoundTrip, opts.EventsHint, opts.Strategy
+	var s *Sim
+	run, err := lifecycle.Execute(context.Background(), opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
+		if f.Dir != "" {
+			cfg.History, cfg.Log = f.History, bufio.NewWriterSize(f.Log, 64<<10)
+		}
+		if s, err = New(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.File, err)
+		}
+		return s.life, nil
+	})
+	if run == nil || run.Results == nil {
+		return nil, err
+	}
+	out := &Outcome{Seed: seed, Results: run.Results, History: run.History, Dir: run.Dir,
+		Stats: s.Stats(), Wall: run.Ran, Checks: run.Checked, array: s.rec.array()}
+	if opts.Store != "" || opts.Hash {
+		out.Hash = Hash(out.History.Events)
+	}
+	return out, err
+}
+
+// Hash is the SHA-256, in hex, of events written as a history file is
+// (each event's JSON and a newline): every field of every event counts, and
+// it equals the sha256sum of the history.jsonl they were read from.
+func Hash(events []history.Event) string {
+	h := sha256.New()
+	for i := range events {
+		b, err := json.Marshal(&events[i])
+		if err != nil {
+			panic(fmt.Sprintf("sim: encode event %d: %v", i, err)) // events always encode
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

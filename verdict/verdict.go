@@ -1,0 +1,391 @@
+package verdict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"coup/checks"
+	"coup/history"
+	"coup/internal/console"
+	"coup/nodes"
+	"coup/nodes/algorithms"
+	"coup/scenario"
+)
+
+// Exit codes of `coup run` and `coup check` (the interface contract).
+const (
+	ExitOK         = 0 // every outcome as expected
+	ExitUnexpected = 1 // a check failed unexpectedly, or an expected violation was not found
+	ExitInput      = 2 // usage or input error
+	ExitUnknown    = 3 // a verdict could not be reached
+)
+
+// Outcomes of comparing a verdict with the scenario's expectation.
+const (
+	AsExpected = "as expected"
+	Unexpected = "unexpected"
+	Unknown    = "unknown"
+)
+
+// ResultsSchema is the version of the shape of results.json (documented in
+// docs/results.md). It changes only when a field changes meaning or goes;
+// new fields may appear without a change.
+const ResultsSchema = 1
+
+// Results is what results.json holds. docs/results.md documents every
+// field.
+type Results struct {
+	// Schema is ResultsSchema.
+	Schema    int    `json:"schema"`
+	Scenario  string `json:"scenario"`
+	File      string `json:"file,omitempty"`
+	Algorithm string `json:"algorithm"`
+	Seed      int64  `json:"seed"`
+	// Valid is the composed verdict of every check: true, false or
+	// "unknown" (false beats unknown beats true).
+	Valid checks.Validity `json:"valid"`
+	// Expected is what the scenario expects, and Outcome how the verdict
+	// compares: "as expected", "unexpected" or "unknown".
+	Expected history.Expect `json:"expected"`
+	Outcome  string         `json:"outcome"`
+	// Notes explain every check whose verdict differs from the
+	// expectation, one sentence each.
+	Notes    []string `json:"notes,omitempty"`
+	ExitCode int      `json:"exit_code"`
+	// Checks holds each check's verdict and evidence, by name.
+	Checks map[string]checks.Result `json:"checks"`
+	// Order is the order the checks ran in.
+	Order []string `json:"order"`
+	Stats Stats    `json:"stats"`
+	// Complete is false when the history has no end event: the run was
+	// interrupted or killed, and only a prefix was checked.
+	Complete bool `json:"complete"`
+	// Skipped lists history lines that could not be parsed.
+	Skipped []history.BadLine `json:"skipped_lines,omitempty"`
+	// Error is set when the run itself failed (a node would not start).
+	Error string `json:"error,omitempty"`
+}
+
+// Stats are message and operation counts.
+type Stats struct {
+	Events   int              `json:"events"`
+	Duration int64            `json:"duration_ns"`
+	Messages MessageStats     `json:"messages"`
+	Ops      map[string]int64 `json:"ops"`
+	// Refused counts what the harness refused from nodes, by class
+	// (output, line, report, reply, dest, …): see docs/results.md.
+	Refused map[string]int64 `json:"refused,omitempty"`
+	// Counts are the run's raw counters (the end event's, or rebuilt from
+	// the events), every one whether or not a field above shows it.
+	Counts map[string]int64 `json:"counts,omitempty"`
+}
+
+// MessageStats count messages between nodes. Every copy of a message ends
+// delivered or dropped, so with duplicates Delivered + Dropped may exceed
+// Sent.
+type MessageStats struct {
+	Sent      int64            `json:"sent"`
+	Delivered int64            `json:"delivered"`
+	Dropped   int64            `json:"dropped"`
+	ByType    map[string]int64 `json:"by_type"`
+	// Drops counts the dropped by why: partition, loss (the nemesis), down
+	// (the receiver was not running), overflow (its queue was full),
+	// write-failed.
+	Drops map[string]int64 `json:"drops,omitempty"`
+	// Duplicated counts the copies the nemesis added.
+	Duplicated int64 `json:"duplicated"`
+	// Corrupted counts the deliveries whose body the nemesis altered, and
+	// Corruptions the same by how: bitflip, mutate, joker.
+	Corrupted   int64            `json:"corrupted"`
+	Corruptions map[string]int64 `json:"corruptions,omitempty"`
+}
+
+// Evaluate runs the history's checks and compares the verdict with the
+// expectation the history's meta event carries.
+func Evaluate(h *history.History) (*Results, error) {
+	m := &h.Meta
+	names := m.Checks
+	if len(names) == 0 {
+		kind := ""
+		switch spec, ok := algorithms.Lookup(m.Algorithm); {
+		case ok:
+			kind = spec.Kind
+		case m.Workload == scenario.WorkloadMutex:
+			kind = nodes.KindMutex
+		case m.Workload == scenario.WorkloadLinKV:
+			kind = nodes.KindLinKV
+		case m.Workload == scenario.WorkloadEcho:
+			kind = nodes.KindEcho
+		}
+		names = checks.Defaults(kind)
+	}
+	list, valid, err := checks.Run(h, names)
+	if err != nil {
+		return nil, err
+	}
+	res := &Results{
+		Schema:    ResultsSchema,
+		Scenario:  m.Scenario,
+		File:      m.File,
+		Algorithm: m.Algorithm,
+		Seed:      m.Seed,
+		Valid:     valid,
+		Checks:    map[string]checks.Result{},
+		Stats:     computeStats(h),
+		Complete:  h.Ended,
+		Skipped:   h.Bad,
+	}
+	if m.Expect != nil {
+		res.Expected = *m.Expect
+	} else {
+		res.Expected = history.Expect{Valid: true}
+	}
+	for _, r := range list {
+		res.Checks[r.Name] = r
+		res.Order = append(res.Order, r.Name)
+	}
+	res.compare()
+	return res, nil
+}
+
+// compare sets Outcome, Notes and ExitCode. A check listed among the
+// expected violations must be false; every other check must be true. When
+// the scenario expects an invalid run without naming checks, any violation
+// will do. An unknown verdict where a definite one was expected makes the
+// outcome unknown, unless something else is unexpected.
+//
+// An incomplete history (the run was interrupted or killed) is never
+// unexpected: what its prefix shows may be the start of what the whole run
+// would have shown, or not, so its outcome is unknown, and the notes say
+// what the prefix showed.
+func (r *Results) compare() {
+	r.Notes = nil
+	mustFail := map[string]bool{}
+	for _, v := range r.Expected.Violations {
+		mustFail[v] = true
+	}
+	prefix := ""
+	if !r.Complete {
+		prefix = "in the recorded prefix, "
+		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked, so its outcome is unknown")
+	}
+	anyFailure := !r.Expected.Valid && len(mustFail) == 0
+	unexpected, unknown := false, false
+	for _, name := range r.Order {
+		c := r.Checks[name]
+		want := checks.True
+		if mustFail[name] {
+			want = checks.False
+		}
+		switch {
+		case c.Valid == want:
+		case anyFailure && c.Valid == checks.False:
+		case c.Valid == checks.Unknown:
+			unknown = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: could not be judged (expected %s): %s", prefix, name, want, c.Explanation))
+		case want == checks.False:
+			unexpected = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: expected a violation, but the check holds", prefix, name))
+		default:
+			unexpected = true
+			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
+		}
+	}
+	if anyFailure && r.Valid == checks.True {
+		unexpected = true
+		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
+	}
+	switch {
+	case unexpected && r.Complete:
+		r.Outcome, r.ExitCode = Unexpected, ExitUnexpected
+	case unexpected || unknown || !r.Complete || r.Error != "":
+		r.Outcome, r.ExitCode = Unknown, ExitUnknown
+	default:
+		r.Outcome, r.ExitCode = AsExpected, ExitOK
+	}
+}
+
+// Unstarted is the results of a run whose nodes did not all start: no
+// check judged it, the outcome is unknown and the exit code is an input
+// error's. Error holds the one message that says why.
+func Unstarted(h *history.History, why string) *Results {
+	m := &h.Meta
+	res := &Results{
+		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
+		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
+		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
+		Skipped: h.Bad, Error: why,
+	}
+	if m.Expect != nil {
+		res.Expected = *m.Expect
+	}
+	return res
+}
+
+// NotStarted reports whether the run could not be carried out because a
+// node failed to start: no check judged it, and Error says why.
+func (r *Results) NotStarted() bool { return r.Error != "" && len(r.Order) == 0 }
+
+// Failed marks results of a run that did not end as planned (it was
+// interrupted): err is its Error, and the outcome is compared again, so
+// that it is never as expected.
+func (r *Results) Failed(err error) {
+	r.Error = err.Error()
+	r.compare()
+}
+
+// computeStats counts from the end event when there is one (it holds every
+// counter, recorded messages or not) and from the message events otherwise.
+func computeStats(h *history.History) Stats {
+	s := Stats{Events: h.Len(), Duration: h.End(), Ops: map[string]int64{}}
+	s.Messages.ByType = map[string]int64{}
+	s.Messages.Drops = map[string]int64{}
+	s.Messages.Corruptions = map[string]int64{}
+	var counts map[string]int64
+	for i := len(h.Events) - 1; i >= 0; i-- {
+		if h.Events[i].Kind == history.KindEnd {
+			counts = h.Events[i].Counts
+			break
+		}
+	}
+	if counts == nil {
+		counts = countEvents(h)
+	}
+	if len(counts) > 0 {
+		s.Counts = counts
+	}
+	for k, v := range counts {
+		switch {
+		case k == history.CountSent:
+			s.Messages.Sent = v
+		case k == history.CountDelivered:
+			s.Messages.Delivered = v
+		case k == history.CountDropped:
+			s.Messages.Dropped = v
+		case k == history.CountDuplicated:
+			s.Messages.Duplicated = v
+		case k == history.CountCorrupted:
+			s.Messages.Corrupted = v
+		case strings.HasPrefix(k, history.CountCorrupted+"."):
+			s.Messages.Corruptions[strings.TrimPrefix(k, history.CountCorrupted+".")] = v
+		case strings.HasPrefix(k, history.CountSent+"."):
+			s.Messages.ByType[strings.TrimPrefix(k, history.CountSent+".")] = v
+		case strings.HasPrefix(k, history.CountDropped+"."):
+			s.Messages.Drops[strings.TrimPrefix(k, history.CountDropped+".")] = v
+		case strings.HasPrefix(k, "ops."):
+			s.Ops[strings.TrimPrefix(k, "ops.")] = v
+		case strings.HasPrefix(k, history.CountRefused+"."):
+			if s.Refused == nil {
+				s.Refused = map[string]int64{}
+			}
+			s.Refused[strings.TrimPrefix(k, history.CountRefused+".")] = v
+		}
+	}
+	return s
+}
+
+// countEvents rebuilds the counters from the events of a history.
+func countEvents(h *history.History) map[string]int64 {
+	c := map[string]int64{}
+	for e := range h.All() {
+		switch e.Kind {
+		case history.KindMsg:
+			switch e.What {
+			case history.MsgSend:
+				c[history.CountSent]++
+				c[history.CountSent+"."+e.MType]++
+			case history.MsgDeliver:
+				c[history.CountDelivered]++
+			case history.MsgDrop:
+				c[history.CountDropped]++
+				c[history.CountDropped+"."+e.Reason]++
+			case history.MsgDuplicate:
+				c[history.CountDuplicated]++
+			case history.MsgCorrupt:
+				c[history.CountCorrupted]++
+				c[history.CountCorrupted+"."+e.Reason]++
+			}
+		case history.KindOp:
+			c["ops."+e.Type]++
+		case history.KindRefused:
+			c[history.CountRefused]++
+			c[history.CountRefused+"."+e.What]++
+		}
+	}
+	return c
+}
+
+// joinCounts writes counts as "a 1, b 2", sorted by name; the names (such
+// as message types, which nodes choose) made printable.
+func joinCounts(c map[string]int64) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", console.Printable(k), c[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Summary is a few lines for a person: the verdict, each check, the notes.
+// Every string that came from the history (and so, perhaps, from a node)
+// is passed through Printable, so that no control character reaches the
+// terminal and no line can be forged.
+//
+// A run whose nodes did not start has only its error, with no verdict
+// lines above it.
+func (r *Results) Summary() string {
+	if r.NotStarted() {
+		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
+	width := 0
+	for _, name := range r.Order {
+		width = max(width, len(console.Printable(name)))
+	}
+	for _, name := range r.Order {
+		c := r.Checks[name]
+		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, console.Printable(name), c.Valid, console.Printable(c.Explanation))
+	}
+	m := &r.Stats.Messages
+	fmt.Fprintf(&b, "  messages: %d sent", m.Sent)
+	if len(m.ByType) > 0 {
+		fmt.Fprintf(&b, " (%s)", joinCounts(m.ByType))
+	}
+	fmt.Fprintf(&b, ", %d delivered, %d dropped", m.Delivered, m.Dropped)
+	if len(m.Drops) > 0 {
+		fmt.Fprintf(&b, " (%s)", joinCounts(m.Drops))
+	}
+	if m.Duplicated > 0 {
+		fmt.Fprintf(&b, ", %d duplicated", m.Duplicated)
+	}
+	if m.Corrupted > 0 {
+		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
+	}
+	b.WriteString("\n")
+	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
+		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
+			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
+	}
+	if len(r.Stats.Refused) > 0 {
+		fmt.Fprintf(&b, "  refused from nodes: %s (the history's refused events and harness.log say what and why)\n", console.Printable(joinCounts(r.Stats.Refused)))
+	}
+	if n := r.Stats.Counts[history.CountFaultsSkipped]; n > 0 {
+		fmt.Fprintf(&b, "  faults skipped: %s did not happen, for want of a target (harness.log says which and why)\n", console.Plural(int(n), "fault occurrence", "fault occurrences"))
+	}
+	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
+		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", console.Printable(n))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", console.Printable(r.Error))
+	}
+	return b.String()
+}

@@ -1,0 +1,39 @@
+package workloads
+
+import (
+	"fmt"
+
+	"coup/history"
+	"coup/nodes/wire"
+)
+
+// Outcome is how the history records an answer to a client (real or
+// simulated): ok with the value result gives (the answer's "value" when
+// result is nil), or, for an error, fail when the error is definite and
+// info otherwise, with the error's text (or its code, without a text).
+func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string) (typ, value string) {
+	if head.Type != "error" {
+		if result == nil {
+			result = AnswerValue
+		}
+		return history.OpOK, result(body)
+	}
+	typ, value = history.OpInfo, head.Text
+	if head.Definite || (head.Code != nil && DefiniteCode(*head.Code)) {
+		typ = history.OpFail
+	}
+	if value == "" && head.Code != nil {
+		value = fmt.Sprintf("error %d", *head.Code)
+	}
+	return typ, value
+}
+
+// DefiniteCode reports whether a Maelstrom error code means the operation
+// surely did not happen.
+func DefiniteCode(code int) bool {
+	switch code {
+	case 1, 10, 11, 12, 14, 20, 21, 22, 30:
+		return true
+	}
+	return false
+}
