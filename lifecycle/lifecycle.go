@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"coup/history"
@@ -99,6 +100,9 @@ type Run struct {
 	seen     []history.Event // recorded events the nemesis has yet to observe
 	watching bool
 	wake     chan struct{}
+	// pending is len(seen) > 0, set and cleared under mu: the simulator
+	// asks after every item it runs, so it costs a load, not a lock.
+	pending atomic.Bool
 
 	started, begun, finished bool
 	startErr                 error
@@ -124,6 +128,7 @@ func (r *Run) Watch(e *history.Event) {
 		return
 	}
 	r.seen = append(r.seen, *e)
+	r.pending.Store(true)
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -133,11 +138,7 @@ func (r *Run) Watch(e *history.Event) {
 
 // Pending reports whether events wait for the nemesis to observe them:
 // a driver's Wait returns then.
-func (r *Run) Pending() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.seen) > 0
-}
+func (r *Run) Pending() bool { return r.pending.Load() }
 
 // Woken is signalled when an event is queued for the nemesis: a driver
 // that waits on a real clock selects on it.
@@ -148,6 +149,7 @@ func (r *Run) take() []history.Event {
 	defer r.mu.Unlock()
 	out := r.seen
 	r.seen = nil
+	r.pending.Store(false)
 	return out
 }
 
@@ -156,6 +158,7 @@ func (r *Run) unwatch() {
 	r.mu.Lock()
 	r.watching = false
 	r.seen = nil
+	r.pending.Store(false)
 	r.mu.Unlock()
 }
 
