@@ -9,9 +9,9 @@ import (
 )
 
 // What the harness refuses from a node, by class. Every refusal is counted
-// under history.CountRefused and history.CountRefused+"."+class; the first RefusalsRecorded
-// of each class from each node are logged and recorded as refused events,
-// and the rest only counted, so that a node cannot grow the history or the
+// under history.CountRefused and history.CountRefused+"."+class; the first
+// RefusalsRecorded of each class from each node are logged and recorded as
+// refused events, and the rest only counted, so that a node cannot grow the history or the
 // log by misbehaving.
 const (
 	// RefusedOutput: a line that is not a message envelope.

@@ -19,40 +19,6 @@ var (
 	errActive = errors.New("the node is not paused")
 )
 
-// Crash kills a node: it stops at once, its timers die, what it held while
-// paused is dropped (nemesis.Cluster).
-func (s *Sim) Crash(node string) error {
-	return s.crash(node)
-}
-
-// Restart starts a fresh incarnation of a node that is down, under the same
-// id, after a restart time drawn from Config.Restart (nemesis.Cluster). It
-// returns once the node is up, as a real driver waits for the init
-// handshake, while the rest of the cluster runs; until then, messages to
-// it are dropped as to a node that is down.
-func (s *Sim) Restart(node string) error {
-	return s.restart(node)
-}
-
-// Pause stops a node: it receives nothing and its timers do not fire until
-// it is resumed; what arrives meanwhile waits for it (nemesis.Cluster).
-func (s *Sim) Pause(node string) error {
-	return s.pause(node)
-}
-
-// Resume continues a paused node: the timers that expired meanwhile fire,
-// then what arrived is delivered, in order (nemesis.Cluster).
-func (s *Sim) Resume(node string) error {
-	return s.resume(node)
-}
-
-// ClockRate makes a node's timers run rate times fast: at once when it is
-// up (through its input queue, as a control message), and from its next
-// start otherwise (nemesis.Cluster).
-func (s *Sim) ClockRate(node string, rate float64) error {
-	return s.clockRate(node, rate)
-}
-
 func (s *Sim) member(name string) (*node, error) {
 	n := s.byName[name]
 	if n == nil {
@@ -61,7 +27,9 @@ func (s *Sim) member(name string) (*node, error) {
 	return n, nil
 }
 
-func (s *Sim) crash(name string) error {
+// Crash kills a node: it stops at once, its timers die, what it held while
+// paused is dropped (nemesis.Cluster).
+func (s *Sim) Crash(name string) error {
 	n, err := s.member(name)
 	if err != nil {
 		return err
@@ -73,7 +41,12 @@ func (s *Sim) crash(name string) error {
 	return nil
 }
 
-func (s *Sim) restart(name string) error {
+// Restart starts a fresh incarnation of a node that is down, under the same
+// id, after a restart time drawn from Config.Restart (nemesis.Cluster). It
+// returns once the node is up, as a real driver waits for the init
+// handshake, while the rest of the cluster runs; until then, messages to
+// it are dropped as to a node that is down.
+func (s *Sim) Restart(name string) error {
 	n, err := s.member(name)
 	if err != nil {
 		return err
@@ -93,7 +66,9 @@ func (s *Sim) restart(name string) error {
 	return nil
 }
 
-func (s *Sim) pause(name string) error {
+// Pause stops a node: it receives nothing and its timers do not fire until
+// it is resumed; what arrives meanwhile waits for it (nemesis.Cluster).
+func (s *Sim) Pause(name string) error {
 	n, err := s.member(name)
 	if err != nil {
 		return err
@@ -109,7 +84,9 @@ func (s *Sim) pause(name string) error {
 	return nil
 }
 
-func (s *Sim) resume(name string) error {
+// Resume continues a paused node: the timers that expired meanwhile fire,
+// then what arrived is delivered, in order (nemesis.Cluster).
+func (s *Sim) Resume(name string) error {
 	n, err := s.member(name)
 	if err != nil {
 		return err
@@ -126,7 +103,10 @@ func (s *Sim) resume(name string) error {
 	return nil
 }
 
-func (s *Sim) clockRate(name string, rate float64) error {
+// ClockRate makes a node's timers run rate times fast: at once when it is
+// up (through its input queue, as a control message), and from its next
+// start otherwise (nemesis.Cluster).
+func (s *Sim) ClockRate(name string, rate float64) error {
 	n, err := s.member(name)
 	if err != nil {
 		return err
