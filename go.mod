@@ -1,4 +1,4 @@
-module coup
+module github.com/coupharness/coup
 
 go 1.26
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // group is the live nodes that believe in one leader.

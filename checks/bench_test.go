@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // benchHistory returns a history of about n events from a cluster of 16

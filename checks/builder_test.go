@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // hb builds a history for a test, compactly:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // verdictCase is one hand-made history and what a check must say about it.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Check is one named check.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // randomRun makes a small history of up to four nodes with everything the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // responseWindow is how long after a node was handed a message of an

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // ringElection is a Chang–Roberts election on the ring n1→n2→n3→n1 asked

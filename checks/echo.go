@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // EchoDefaults are the checks an echo scenario runs when it names none.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // echoOp records a whole echo: sent with payload, ended as typ with back.

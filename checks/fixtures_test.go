@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/fixtures from the checks' results")

@@ -1,6 +1,6 @@
 package checks
 
-import "coup/history"
+import "github.com/coupharness/coup/history"
 
 // Flights are the messages of a history, each copy from its send to where
 // it ended: the picture a report's space-time diagram draws. A run may

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // fmtFlights describes flights as "src→dest type sent-at what", times in

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // fmtTime formats a history time as seconds with millisecond precision:

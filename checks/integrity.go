@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // rejectGrace is how long a receiver must keep running after a corrupted

@@ -8,7 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // KVVisualisationFile is the name of porcupine's visualisation of a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // retv records the completion of process's operation f with a value.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strconv"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // KVDefaults are the checks a lin-kv scenario runs when it names none.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // What porcupine's visualisation of a lin-kv history shows besides the

@@ -1,6 +1,6 @@
 package checks
 
-import "coup/history"
+import "github.com/coupharness/coup/history"
 
 // world is the state of every node at one point of a history, built by
 // applying the history's events in order. It knows only what the election

@@ -1,6 +1,6 @@
 package checks
 
-import "coup/history"
+import "github.com/coupharness/coup/history"
 
 // Builders for lock histories, in the style of builder_test.go. Times are
 // in milliseconds.

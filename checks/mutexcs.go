@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // The values of a cs report.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 func TestMutexCSHandMade(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // grant is an acquire that returned ok: the positions of its invocation

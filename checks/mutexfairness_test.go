@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 func TestMutexFairnessHandMade(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // LinearizabilityBudget bounds the time porcupine may spend on one

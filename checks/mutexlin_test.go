@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // lockOK records a whole operation that returned ok.

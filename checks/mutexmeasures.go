@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // The course material measures a mutual-exclusion algorithm by three

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Two Ricart–Agrawala entries among three nodes, every message taking 2ms:

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // MutexDefaults are the checks a mutual-exclusion scenario runs when it

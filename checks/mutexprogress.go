@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // defaultProgress is the progress bound used when the meta event gives

@@ -11,7 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // What porcupine's visualisation of a lock history shows besides the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // A client holds the lock from its acquire's ok to the next release its

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Naive reference checkers. They share no code with the fast checks: each

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // stabilisationBound returns when eventual leadership must hold: the

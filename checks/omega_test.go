@@ -3,7 +3,7 @@ package checks
 import (
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 func TestEventualLeadership(t *testing.T) {

@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // oneLeaderPerTerm: no two distinct nodes ever claim leadership in the same

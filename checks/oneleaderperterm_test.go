@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 func TestOneLeaderPerTerm(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // The naive two-leaders checker below shares no code with the fast one: it

@@ -1,6 +1,6 @@
 package checks
 
-import "coup/history"
+import "github.com/coupharness/coup/history"
 
 // Result is what one check says about one history.
 type Result struct {

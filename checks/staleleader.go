@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // staleness is how long one term claim overlapped claims by other live

@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // termClaim is one span during which a live node claimed leadership in one

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // defaultTermination is the termination bound used when the meta event

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 func TestTermination(t *testing.T) {

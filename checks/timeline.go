@@ -3,7 +3,7 @@ package checks
 import (
 	"strings"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Timeline is what every node believed, and what the nemesis did, over a

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // claim is one span during which a live node believed it was the leader.

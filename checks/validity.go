@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // validity: at the end of the run, every leader a live node believes in

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"coup/history"
-	"coup/nodes/wire"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/workloads"
 )
 
 // clients drives the workload against real nodes (workloads.Clients). All

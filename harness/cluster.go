@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"coup/history"
-	"coup/internal/proc"
-	"coup/lifecycle"
-	"coup/nemesis"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // PauseTimeout bounds how long a pause waits for the stopped node's output

@@ -5,9 +5,9 @@ import (
 	"io"
 	"syscall"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // Delivery: how a due message reaches its node. A copy due now goes into

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/nodes/flood"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/flood"
 )
 
 // floodScenario is a flood run: n nodes ticking every interval for

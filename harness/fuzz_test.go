@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/workloads"
 )
 
 // testRun is a run with no process: its router, clients and recorder, and

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // The delay queue runs items in due order, ties in push order, whatever

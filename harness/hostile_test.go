@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/history"
-	"coup/lifecycle"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // hostileMain is a foreign node that misbehaves on purpose, by the mode

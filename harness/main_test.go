@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nodes/algorithms"
-	"coup/nodes/process"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes/algorithms"
+	"github.com/coupharness/coup/nodes/process"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // TestMain lets the test binary be the built-in node program too: run as

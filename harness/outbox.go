@@ -3,7 +3,7 @@ package harness
 import (
 	"sync"
 
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // outbox is a node's queue of deliveries waiting to be written to it:

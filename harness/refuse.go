@@ -5,7 +5,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // What the harness refuses from a node, by class. Every refusal is counted

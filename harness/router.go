@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // router carries messages between nodes: it records each send, asks the

@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nemesis"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Options configure a run.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"coup/internal/jsonscan"
+	"github.com/coupharness/coup/internal/jsonscan"
 )
 
 // decoder reads history lines into events without reflection, interning

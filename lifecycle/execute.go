@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Files are a run's store folder and the files its driver writes as the

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
 )
 
 // Driver carries one run: it starts the nodes, carries every message

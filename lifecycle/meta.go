@@ -3,12 +3,12 @@ package lifecycle
 import (
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
-	"coup/nodes"
-	"coup/nodes/algorithms"
-	"coup/scenario"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/algorithms"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/workloads"
 )
 
 // RunMeta is the meta event of a run of sc (real or simulated). The

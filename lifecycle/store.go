@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
-	"coup/report"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/report"
+	"github.com/coupharness/coup/verdict"
 )
 
 // The files of a run's store folder.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Whatever a scenario is named, its runs are stored in a new folder inside

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Cluster is what process faults act on. Each driver implements it: the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 const ms = time.Millisecond

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // procState is what the nemesis believes of a node's process.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // A history's times come from a file that may be crafted or damaged: an

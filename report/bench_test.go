@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // heartbeatHistory is an all-to-all heartbeat run of n nodes that sends

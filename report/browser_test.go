@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/lifecycle"
-	"coup/scenario"
-	"coup/sim"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/sim"
 )
 
 // chromium finds a headless Chromium: $COUP_CHROMIUM, or chromium on the

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // hb builds a history for the report's tests. Times are milliseconds.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"coup/checks"
+	"github.com/coupharness/coup/checks"
 )
 
 // The geometry of every drawing over time, in pixels: names on the left,

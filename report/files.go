@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"coup/verdict"
+	"github.com/coupharness/coup/verdict"
 )
 
 // WriteCheckFiles writes the documents the checks made (such as porcupine's

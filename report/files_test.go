@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"coup/checks"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/verdict"
 )
 
 // The documents checks make land in the run's folder under their base

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // jsonl writes a history's events as history.jsonl holds them.

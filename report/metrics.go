@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Metric plots: every metric the nodes report (Ω's timeout, a gossip

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"slices"
 
-	"coup/checks"
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Bounds on what one report draws, whatever the history holds: the page

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 // Mutex lanes: for a run with lock clients, one lane per client, in the

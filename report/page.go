@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"strings"
 
-	"coup/checks"
+	"github.com/coupharness/coup/checks"
 )
 
 // windowCSS shows the pane of the chosen preset window (and the reader's

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"coup/checks"
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // WriteReport writes report.html: one self-contained page (no network, no

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // reportHistory is a run in which n2 claims leadership while the paused n1

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"html/template"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // The page's one script lets a reader narrow the space-time diagram to

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"coup/checks"
-	"coup/history"
-	"coup/internal/console"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 )
 
 // The space-time (Lamport) diagram: one horizontal line per node (solid

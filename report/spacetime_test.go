@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // svgByID returns the SVG element with the given id in page, or "".

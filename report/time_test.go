@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // extremeHistory is a two-node history whose times and bounds are set by

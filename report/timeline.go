@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 // The timeline: per node, a bar for each span of its life coloured by the

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 // overlapHistory has n1 and n2 both leaders for overlap ms, from 600ms,

@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"math"
 
-	"coup/internal/console"
+	"github.com/coupharness/coup/internal/console"
 )
 
 // Magnified views: a violation whose interval is shorter than

@@ -10,8 +10,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"coup/checks"
-	"coup/nodes/algorithms"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/nodes/algorithms"
 )
 
 // Encode writes the scenario as a scenario file: TOML that Parse reads

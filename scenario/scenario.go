@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"coup/nemesis"
-	"coup/nodes/algorithms"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes/algorithms"
 )
 
 // Scenario is one scenario file, validated and with its defaults filled in.

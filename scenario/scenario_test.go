@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/nemesis"
+	"github.com/coupharness/coup/nemesis"
 )
 
 const good = `name = "t"

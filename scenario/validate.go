@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"coup/checks"
-	"coup/nemesis"
-	"coup/nodes"
-	"coup/nodes/algorithms"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/algorithms"
 )
 
 // Defaults for keys a scenario leaves out.

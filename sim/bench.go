@@ -4,8 +4,8 @@ import (
 	"syscall"
 	"time"
 
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Figures are what a benchmark measures of simulated runs.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/scenario"
+	"github.com/coupharness/coup/scenario"
 )
 
 // catalogue loads every scenario of the catalogue that the simulator runs

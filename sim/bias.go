@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
 )
 
 // DefaultBiasWindow is how long Bias holds the start of a fault that does

@@ -6,8 +6,8 @@ package sim
 // them.
 
 import (
-	"coup/nodes"
-	"coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/mutex"
 )
 
 // raTies is Ricart–Agrawala (nodes/ricartagrawala) with a wrong

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"coup/history"
-	"coup/nodes"
-	"coup/nodes/wire"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/workloads"
 )
 
 // clients drives the workload on the virtual clock (workloads.Clients), as

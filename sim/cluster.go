@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"coup/history"
-	"coup/nemesis"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
 )
 
 var _ nemesis.Cluster = (*Sim)(nil)

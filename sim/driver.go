@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
 )
 
 // driver is the simulator as the lifecycle's driver: one goroutine, a

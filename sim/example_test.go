@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"coup/nemesis"
-	"coup/nodes/bully"
-	"coup/sim"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes/bully"
+	"github.com/coupharness/coup/sim"
 )
 
 // An algorithm's test with the simulator as its network: five bully nodes,

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/history"
-	"coup/nodes/flood"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/flood"
 )
 
 // No message crosses a partition while it lasts; it is dropped as such.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"coup/history"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // simulate simulates a scenario given as TOML with its own seed and

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/nodes"
-	"coup/workloads"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/workloads"
 )
 
 // localKV is a test machine serving lin-kv from its own map: one node of

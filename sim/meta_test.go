@@ -3,8 +3,8 @@ package sim
 import (
 	"testing"
 
-	"coup/lifecycle"
-	"coup/scenario"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/scenario"
 )
 
 // A simulated history says so in its meta event, with the seed it ran,

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"sort"
 
-	"coup/history"
-	"coup/nemesis"
-	"coup/nodes"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // send handles a message a node sends: it is numbered, recorded, its fate

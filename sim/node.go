@@ -8,10 +8,10 @@ import (
 	"runtime/debug"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nodes"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // procState is a simulated node's process.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"coup/nemesis"
+	"github.com/coupharness/coup/nemesis"
 )
 
 // pct is the PCT strategy's state in one run (see PCT). Threads are the

@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // kind is what a queued item does when it comes due.

@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // recorder is the simulator's history: it stamps each event with its index

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nodes/algorithms"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes/algorithms"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // ErrNotSimulable is wrapped by the errors for scenarios the simulator

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"coup/history"
-	"coup/scenario"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
 )
 
 // DefaultBudget is how many simulations a shrink may spend by default:

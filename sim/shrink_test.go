@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/scenario"
+	"github.com/coupharness/coup/scenario"
 )
 
 // The bully replacement race shrinks to one fault on two nodes that fails

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"coup/checks"
+	"github.com/coupharness/coup/checks"
 )
 
 // Finish names the shrunk scenario after the original (its name with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"coup/scenario"
+	"github.com/coupharness/coup/scenario"
 )
 
 // weakening is a fault made weaker, and what changed, for people.

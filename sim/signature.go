@@ -4,8 +4,8 @@ import (
 	"regexp"
 	"strings"
 
-	"coup/checks"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Signature is how a run failed, in a form that two runs failing the same

@@ -3,10 +3,10 @@ package sim
 import (
 	"testing"
 
-	"coup/checks"
-	"coup/history"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 func TestKind(t *testing.T) {

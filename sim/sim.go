@@ -8,12 +8,12 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nemesis"
-	"coup/nodes"
-	"coup/nodes/process"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/process"
+	"github.com/coupharness/coup/workloads"
 )
 
 // Config is one simulated run: the algorithm, the cluster, the network and

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/nodes"
-	"coup/nodes/bully"
-	"coup/nodes/changroberts"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/bully"
+	"github.com/coupharness/coup/nodes/changroberts"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Every scenario of the catalogue that runs a built-in algorithm gives its

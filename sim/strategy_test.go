@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/scenario"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
 )
 
 func TestParseStrategy(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"coup/scenario"
+	"github.com/coupharness/coup/scenario"
 )
 
 // Seeds runs run for every seed in [from, from+n) on workers goroutines and

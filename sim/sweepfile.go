@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"coup/verdict"
+	"github.com/coupharness/coup/verdict"
 )
 
 // A sweep's results file is JSON lines: a header (kind "sweep") that says

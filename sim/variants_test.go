@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/nodes"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // variant is a deliberately broken algorithm in a scenario, for measuring

@@ -3,8 +3,8 @@ package verdict
 import (
 	"testing"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 func TestCompareWithExpectation(t *testing.T) {

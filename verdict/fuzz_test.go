@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/history"
-	"coup/report"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/report"
+	"github.com/coupharness/coup/verdict"
 )
 
 // FuzzEvaluate judges any history: the results agree with themselves (the

@@ -5,12 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"coup/checks"
-	"coup/history"
-	"coup/internal/console"
-	"coup/nodes"
-	"coup/nodes/algorithms"
-	"coup/scenario"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/algorithms"
+	"github.com/coupharness/coup/scenario"
 )
 
 // Exit codes of `coup run` and `coup check` (the interface contract).

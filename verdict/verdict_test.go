@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 // An incomplete history is never unexpected: whatever its prefix shows,

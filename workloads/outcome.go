@@ -3,8 +3,8 @@ package workloads
 import (
 	"fmt"
 
-	"coup/history"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // Outcome is how the history records an answer to a client (real or

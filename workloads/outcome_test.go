@@ -3,9 +3,9 @@ package workloads_test
 import (
 	"testing"
 
-	"coup/history"
-	"coup/nodes/wire"
-	"coup/workloads"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/workloads"
 )
 
 func TestOutcome(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // RequestBody is the body of op's request, with msg_id id: the

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"coup/history"
-	"coup/nodes/hirschbergsinclair"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/hirschbergsinclair"
 )
 
 // runScenario runs one scenario file, which must end as expected (exit 0),

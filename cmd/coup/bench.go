@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"coup/cmd/coup/bench"
-	"coup/verdict"
+	"github.com/coupharness/coup/cmd/coup/bench"
+	"github.com/coupharness/coup/verdict"
 )
 
 const benchUsage = `usage: coup bench [flags]

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
+	"github.com/coupharness/coup/checks"
 )
 
 // coup bench runs every part at a tiny scale and prints every row of the

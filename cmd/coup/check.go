@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"coup/history"
-	"coup/internal/console"
-	"coup/report"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/report"
+	"github.com/coupharness/coup/verdict"
 )
 
 const checkUsage = `usage: coup check [flags] HISTORY

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 // Every command prints its own usage for --help, -h and `coup help CMD`,

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"coup/history"
-	"coup/lifecycle"
-	"coup/verdict"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Both drivers go through the one lifecycle: a scenario with a crash, run

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/history"
-	"coup/nodes/changroberts"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/changroberts"
 )
 
 var coupBin string

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"coup/verdict"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Every command parses its flags the same way: anywhere among its

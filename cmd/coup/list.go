@@ -7,10 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"coup/internal/console"
-	"coup/nemesis"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 const listUsage = `usage: coup list [FILE|DIR...]

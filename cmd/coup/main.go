@@ -25,8 +25,8 @@ import (
 	"os"
 	"strings"
 
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 const usage = `coup: a chaos harness for leader election and mutual exclusion

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"coup/checks"
-	"coup/history"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 )
 
 // figures reads one check's figures from results.json.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"coup/nodes/algorithms"
-	"coup/nodes/process"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/nodes/algorithms"
+	"github.com/coupharness/coup/nodes/process"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 const nodeUsage = `usage: coup node --algo NAME

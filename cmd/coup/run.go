@@ -11,12 +11,12 @@ import (
 	"syscall"
 	"time"
 
-	"coup/harness"
-	"coup/internal/console"
-	"coup/internal/proc"
-	"coup/scenario"
-	"coup/verdict"
-	"coup/verdict/catalogue"
+	"github.com/coupharness/coup/harness"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
+	"github.com/coupharness/coup/verdict/catalogue"
 )
 
 const runUsage = `usage: coup run [flags] FILE|DIR...

@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"coup/checks"
-	"coup/scenario"
-	"coup/sim"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/sim"
+	"github.com/coupharness/coup/verdict"
 )
 
 const simUsage = `usage: coup sim [flags] FILE

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"coup/sim"
-	"coup/verdict"
+	"github.com/coupharness/coup/sim"
+	"github.com/coupharness/coup/verdict"
 )
 
 const mergeUsage = `usage: coup sim merge RESULTS.jsonl...

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"coup/scenario"
-	"coup/sim"
-	"coup/verdict"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/sim"
+	"github.com/coupharness/coup/verdict"
 )
 
 // DefaultShrunk is where a shrink writes its scenario without --out.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"coup/internal/console"
+	"github.com/coupharness/coup/internal/console"
 
 	"github.com/mattn/go-isatty"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/verdict/catalogue"
+	"github.com/coupharness/coup/verdict/catalogue"
 )
 
 // On a terminal the progress line stays below what is printed: cleared

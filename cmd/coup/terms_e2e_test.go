@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"coup/history"
+	"github.com/coupharness/coup/history"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"coup/verdict"
+	"github.com/coupharness/coup/verdict"
 )
 
 const versionUsage = `usage: coup version

@@ -5,19 +5,19 @@ package algorithms
 import (
 	"sort"
 
-	"coup/nodes"
-	"coup/nodes/bully"
-	"coup/nodes/centralised"
-	"coup/nodes/changroberts"
-	"coup/nodes/flood"
-	"coup/nodes/gossip"
-	"coup/nodes/hirschbergsinclair"
-	"coup/nodes/lelann"
-	"coup/nodes/omegaetc"
-	"coup/nodes/omegaminimal"
-	"coup/nodes/ricartagrawala"
-	"coup/nodes/ringcommander"
-	"coup/nodes/tokenring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/bully"
+	"github.com/coupharness/coup/nodes/centralised"
+	"github.com/coupharness/coup/nodes/changroberts"
+	"github.com/coupharness/coup/nodes/flood"
+	"github.com/coupharness/coup/nodes/gossip"
+	"github.com/coupharness/coup/nodes/hirschbergsinclair"
+	"github.com/coupharness/coup/nodes/lelann"
+	"github.com/coupharness/coup/nodes/omegaetc"
+	"github.com/coupharness/coup/nodes/omegaminimal"
+	"github.com/coupharness/coup/nodes/ricartagrawala"
+	"github.com/coupharness/coup/nodes/ringcommander"
+	"github.com/coupharness/coup/nodes/tokenring"
 )
 
 // catalogue lists every built-in algorithm. A new algorithm is added here.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 // Every algorithm of the catalogue is complete, builds with its defaults,

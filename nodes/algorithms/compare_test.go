@@ -13,10 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"coup/nodes"
-	"coup/nodes/changroberts"
-	"coup/nodes/hirschbergsinclair"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/changroberts"
+	"github.com/coupharness/coup/nodes/hirschbergsinclair"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 var sizes = []int{8, 16, 32, 64, 128, 256}

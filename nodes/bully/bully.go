@@ -33,7 +33,7 @@ package bully
 import (
 	"time"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // Election asks the higher processes whether any is alive.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 // quiet disables probing, so that only election traffic is counted.

@@ -3,9 +3,9 @@ package centralised
 import (
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/bully"
-	"coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/bully"
+	"github.com/coupharness/coup/nodes/mutex"
 )
 
 // Request asks the coordinator for the lock.

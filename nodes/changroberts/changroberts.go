@@ -20,7 +20,7 @@
 package changroberts
 
 import (
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // Election carries a candidate id around the ring.

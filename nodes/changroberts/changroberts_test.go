@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 // ring builds a network with the given ids in ring order.

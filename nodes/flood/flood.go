@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"time"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // Ping is one node's message of one round.

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 func TestEveryNodePingsEveryOtherEachRound(t *testing.T) {

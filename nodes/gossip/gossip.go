@@ -33,9 +33,9 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/rs/zerolog"
 
-	"coup/nodes"
-	"coup/nodes/process"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/process"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // Params are the node's parameters, from the scenario's [params] table. The

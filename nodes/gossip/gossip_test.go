@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 func TestParseParams(t *testing.T) {

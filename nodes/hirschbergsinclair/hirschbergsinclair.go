@@ -32,8 +32,8 @@ package hirschbergsinclair
 import (
 	"math/bits"
 
-	"coup/nodes"
-	"coup/nodes/ring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/ring"
 )
 
 // Directions round the ring.

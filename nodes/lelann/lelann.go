@@ -17,8 +17,8 @@
 package lelann
 
 import (
-	"coup/nodes"
-	"coup/nodes/ring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/ring"
 )
 
 // Token carries one process's id around the ring.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 func newRing(t *testing.T, ids []int) *nodetest.Network {

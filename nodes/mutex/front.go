@@ -3,7 +3,7 @@ package mutex
 import (
 	"fmt"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // The operations of the client protocol.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // fakeEnv records what a Front does, as one line per call.

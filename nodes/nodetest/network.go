@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"time"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // Report is a report made by a node, with the virtual time it was made.

@@ -28,8 +28,8 @@ import (
 	"strconv"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/ring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/ring"
 )
 
 // Alive is the heartbeat.

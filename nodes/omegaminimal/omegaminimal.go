@@ -36,8 +36,8 @@ import (
 	"strconv"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/ring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/ring"
 )
 
 // Heartbeat is an ALIVE message with its origin's sequence number and the

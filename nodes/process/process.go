@@ -22,8 +22,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"coup/nodes"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // Options configure Run.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes/bully"
-	"coup/nodes/changroberts"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes/bully"
+	"github.com/coupharness/coup/nodes/changroberts"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // pipeNode runs a Chang–Roberts node on pipes and returns a writer to its

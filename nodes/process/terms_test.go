@@ -6,8 +6,8 @@ import (
 	"io"
 	"testing"
 
-	"coup/nodes"
-	"coup/nodes/wire"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // termed is a machine that claims leadership in term 7 as it starts.

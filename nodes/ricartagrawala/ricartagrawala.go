@@ -20,8 +20,8 @@
 package ricartagrawala
 
 import (
-	"coup/nodes"
-	"coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/mutex"
 )
 
 // Request asks every other node for the critical section.

@@ -7,7 +7,7 @@ import (
 	"cmp"
 	"slices"
 
-	"coup/nodes"
+	"github.com/coupharness/coup/nodes"
 )
 
 // Next is the node after self in ring order (self in a ring of one).

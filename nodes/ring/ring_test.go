@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"coup/nodes"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 func TestNextPrev(t *testing.T) {

@@ -37,8 +37,8 @@ import (
 	"slices"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/ring"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/ring"
 )
 
 // Member is one process in a member list.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 func newRing(t *testing.T, spec nodes.Spec, ids []int, params map[string]any) *nodetest.Network {

@@ -28,8 +28,8 @@ package tokenring
 import (
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/mutex"
 )
 
 // Token is the permission to enter, passed along the ring.

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"coup/nodes"
-	"coup/nodes/mutex"
-	"coup/nodes/mutex/mutextest"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes/mutex/mutextest"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 const ms = time.Millisecond

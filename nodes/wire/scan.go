@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"coup/internal/jsonscan"
+	"github.com/coupharness/coup/internal/jsonscan"
 )
 
 // Scan parses one line as Parse does and also returns the body's type (""

@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"coup/checks"
-	"coup/internal/console"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/verdict"
 )
 
 // SummarySchema is the version of the shape of summary.json (documented in

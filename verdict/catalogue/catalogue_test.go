@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/verdict"
 )
 
 // hostile is what a node might put in a report that a check explanation

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"coup/internal/console"
-	"coup/verdict"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/verdict"
 )
 
 // The JUnit XML file: the common schema that CI systems read (Jenkins,

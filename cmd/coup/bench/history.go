@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"coup/checks"
-	"coup/history"
-	"coup/scenario"
-	"coup/sim"
-	"coup/verdict"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/sim"
+	"github.com/coupharness/coup/verdict"
 )
 
 // HistoryFigures are what reading and checking a large history measured.

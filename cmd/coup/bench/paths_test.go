@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"coup/checks"
-	"coup/scenario"
+	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/scenario"
 )
 
 // probeArgv runs this test binary as the probe (see TestMain).

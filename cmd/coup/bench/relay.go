@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"coup/internal/proc"
+	"github.com/coupharness/coup/internal/proc"
 )
 
 // FaultMix is the faults of the fault-mix rows, on every link, both in

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"coup/harness"
-	"coup/scenario"
-	"coup/verdict"
+	"github.com/coupharness/coup/harness"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // probeScenario is the scenario that runs the probe under coup: two

@@ -12,8 +12,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"coup/nodes/mutex"
-	"coup/nodes/nodetest"
+	"github.com/coupharness/coup/nodes/mutex"
+	"github.com/coupharness/coup/nodes/nodetest"
 )
 
 // Load is a workload: Clients clients, client ci bound to node
