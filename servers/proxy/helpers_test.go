@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,4 +265,23 @@ func readFails(t *testing.T, c net.Conn) error {
 		t.Fatal("the connection was neither reset nor closed within 10s")
 	}
 	return err
+}
+
+// dialReset dials the proxy, writes msg, and fails the test unless the
+// connection is reset (the reset may come so soon that the dial itself
+// sees it).
+func dialReset(t *testing.T, p *Proxy, msg string) {
+	t.Helper()
+	c, err := net.Dial("tcp", p.Addr().String())
+	if err != nil {
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("dial: %v, want success or a reset", err)
+		}
+		return
+	}
+	defer c.Close()
+	c.Write([]byte(msg))
+	if err := readFails(t, c); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read: %v, want a reset", err)
+	}
 }

@@ -136,15 +136,7 @@ func TestRefuse(t *testing.T) {
 		t.Errorf("reset event %+v, want it on n2→n1", r)
 	}
 
-	c, err := net.Dial("tcp", p.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Write([]byte("let me in"))
-	if err := readFails(t, c); !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("a new connection across a refused link: %v, want a reset", err)
-	}
+	dialReset(t, p, "let me in")
 	ev.await(t, EventRefuse)
 	if s := p.Stats(); s.Refused != 1 || s.Resets != 1 || s.Opened != 1 {
 		t.Errorf("stats %+v, want 1 refused, 1 reset, 1 opened", s)
@@ -324,15 +316,7 @@ func TestUnattributedCarriesNothing(t *testing.T) {
 			return "", errors.New("nobody")
 		}
 	})
-	c, err := net.Dial("tcp", p.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Write([]byte("sneak"))
-	if err := readFails(t, c); !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("unattributed: %v, want a reset", err)
-	}
+	dialReset(t, p, "sneak")
 	u := ev.await(t, EventUnattributed)
 	if u.Link.From != "" || !strings.Contains(u.Detail, "nobody") {
 		t.Errorf("event %+v", u)
