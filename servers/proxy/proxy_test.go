@@ -171,16 +171,13 @@ func TestChunkOnRefusedLinkResets(t *testing.T) {
 // delay.
 func TestDelayKeepsOrder(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
-	delays := map[int64]time.Duration{}
 	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
-		// Earlier chunks wait longer: without the queue's order, later
-		// ones would overtake them.
-		d := time.Duration(20-off) * 2 * time.Millisecond
-		if d < 0 {
-			d = 0
+		// Every third chunk waits, the others not: the ones between must
+		// wait behind it, not overtake it.
+		if off%3 == 0 {
+			return Fate{Delay: 40 * time.Millisecond}
 		}
-		delays[off] = d
-		return Fate{Delay: d}
+		return Fate{}
 	}
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
@@ -353,6 +350,9 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	if s := p.Stats(); s.Open != 0 || s.ToTarget != 0 || s.FromTarget != 0 {
 		t.Errorf("after Close: %+v", s)
+	}
+	if left := proxyGoroutines(); left != "" {
+		t.Errorf("goroutines of the proxy outlived Close:\n%s", left)
 	}
 	if ev.await(t, EventClose).Detail != "proxy closed" {
 		t.Errorf("events %+v", ev.list())
