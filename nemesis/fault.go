@@ -74,6 +74,9 @@ const (
 	// most recently reported itself leader and has not reported another
 	// since.
 	Leader Pick = "leader"
+	// Follower is one random candidate other than the leader, while a
+	// live node believes it leads.
+	Follower Pick = "follower"
 	// Random is a random non-empty subset of the candidates.
 	Random Pick = "random"
 	// One is one random candidate.
@@ -87,7 +90,7 @@ const (
 )
 
 // Picks lists the picks a target may name.
-var Picks = []Pick{Leader, Random, One, Minority, Majority, All}
+var Picks = []Pick{Leader, Follower, Random, One, Minority, Majority, All}
 
 // Target says which nodes a fault hits: named nodes, or a pick among the
 // candidates when the fault begins. The candidates depend on the fault: the
@@ -193,6 +196,25 @@ const (
 // Modes lists the corruption modes.
 var Modes = []Mode{BitFlip, Mutate}
 
+// CutKind is how a partition cuts a byte stream between real servers
+// (the server driver); a driver that carries messages drops them either
+// way.
+type CutKind string
+
+// The cut kinds.
+const (
+	// Stall holds the bytes of a cut direction and releases them at the
+	// heal, as TCP does across a real partition: connections stay open
+	// and a peer sees only silence.
+	Stall CutKind = "stall"
+	// Refuse resets every connection across a cut direction and refuses
+	// new ones, as a host that is down does: a peer learns at once.
+	Refuse CutKind = "refuse"
+)
+
+// CutKinds lists the cut kinds.
+var CutKinds = []CutKind{Stall, Refuse}
+
 // Trigger fires a fault when the history records a matching event: a
 // report (Report is its what) or a process event (Process is its what),
 // optionally with a value and from a node. The fault's At arms it; it fires
@@ -262,6 +284,9 @@ type Fault struct {
 	OneWay bool
 	// Mode of a corrupt fault.
 	Mode Mode
+	// Cut is how a partition cuts real servers' streams; "" for a run of
+	// protocol nodes, where a cut message is dropped.
+	Cut CutKind
 	// Rate of a clock fault: timers run Rate times fast (0.5 is half speed).
 	Rate float64
 	// Delta bounds the delay of every message on a timely link.
@@ -278,7 +303,7 @@ func Params(k Kind) []string {
 	case Clock:
 		return []string{"rate"}
 	case Partition:
-		return []string{"shape", "groups", "oneway", "direction"}
+		return []string{"shape", "groups", "oneway", "direction", "cut"}
 	case Loss, Duplicate:
 		return []string{"probability", "direction"}
 	case Delay:
@@ -343,6 +368,9 @@ func (f *Fault) Check(nodes []string, duration time.Duration) error {
 	case Partition:
 		if err := f.checkPartition(nodes); err != nil {
 			return err
+		}
+		if f.Cut != "" && !slices.Contains(CutKinds, f.Cut) {
+			return fieldErr("cut", "unknown cut %q (known: stall, refuse)", f.Cut)
 		}
 	case Timely:
 		if f.Delta <= 0 {

@@ -29,6 +29,13 @@ type Cluster interface {
 	ClockRate(node string, rate float64) error
 }
 
+// Replacer is a Cluster that replaces a node its own way: the server
+// driver wipes a real server's data and lets it join again. Apply replaces
+// a node of any other Cluster by a crash and a restart.
+type Replacer interface {
+	Replace(node string) error
+}
+
 // Config is what a nemesis needs to know of a run.
 type Config struct {
 	// Nodes are the node ids in ring order.
@@ -259,6 +266,9 @@ func (n *Nemesis) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	return n.net.DecideInto(buf, m, now)
 }
 
+// Cut reports whether l is cut by a partition, and how (see Net.Cut).
+func (n *Nemesis) Cut(l Link) (cut, refuse bool) { return n.net.Cut(l) }
+
 // Alters reports whether Decide may alter the body of a message on l (see
 // Net.Alters).
 func (n *Nemesis) Alters(l Link) bool { return n.net.Alters(l) }
@@ -294,6 +304,10 @@ func (n *Nemesis) Apply(a Action, c Cluster) error {
 	case a.Kind == Crash, a.Kind == Restart:
 		each("restart", c.Restart)
 	case a.Kind == Replace:
+		if rp, ok := c.(Replacer); ok {
+			each("replace", rp.Replace)
+			break
+		}
 		each("replace", func(node string) error {
 			if err := c.Crash(node); err != nil {
 				return err
@@ -349,8 +363,11 @@ func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
 		a.rate = f.Rate
 	case Partition:
 		l := cuts(f, n.cfg.Nodes, nodes, fs.rng)
-		a.rule = &rule{name: a.Name, kind: Partition, cut: l.cut}
+		a.rule = &rule{name: a.Name, kind: Partition, cut: l.cut, refuse: f.Cut == Refuse}
 		a.Detail = l.describe
+		if f.Cut != "" {
+			a.Detail += " (" + string(f.Cut) + ")"
+		}
 	case Loss, Duplicate, Corrupt, Delay, Joker, Timely:
 		dir := f.Direction
 		if f.Kind == Joker {

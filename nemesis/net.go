@@ -55,14 +55,16 @@ type rule struct {
 	name  string
 	kind  Kind
 	links selector
-	// cut is a partition's set of cut links.
-	cut   map[Link]bool
-	p     float64
-	delay time.Duration
-	scale time.Duration
-	dist  Distribution
-	mode  Mode
-	delta time.Duration
+	// cut is a partition's set of cut links; refuse says how a stream
+	// is cut (Refuse rather than Stall).
+	cut    map[Link]bool
+	refuse bool
+	p      float64
+	delay  time.Duration
+	scale  time.Duration
+	dist   Distribution
+	mode   Mode
+	delta  time.Duration
 }
 
 // selector picks the links of some nodes in a direction.
@@ -205,6 +207,19 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 		f.Copies[i] = c
 	}
 	return f
+}
+
+// Cut reports whether a partition in force cuts l, and whether any that
+// does refuses rather than stalls: a stream driver holds or resets the
+// bytes of a cut direction instead of asking Decide of each chunk.
+func (n *Net) Cut(l Link) (cut, refuse bool) {
+	for _, r := range n.rules {
+		if r.kind == Partition && r.cut[l] {
+			cut = true
+			refuse = refuse || r.refuse
+		}
+	}
+	return cut, refuse
 }
 
 // Alters reports whether Decide may alter the body of a message on l: a

@@ -153,6 +153,13 @@ func (v *view) resolve(t Target, k Kind, rng *rand.Rand) ([]string, string) {
 			return nil, fmt.Sprintf("no target: the leader %s is %s", l, v.state[l])
 		}
 		return []string{l}, ""
+	case Follower:
+		l := v.leader()
+		if l == "" {
+			return nil, "no target: no live node believes it is the leader, so none follows"
+		}
+		cands = slices.DeleteFunc(slices.Clone(cands), func(x string) bool { return x == l })
+		out = pickRandom(1)
 	case All:
 		out = append(out, cands...)
 	case One:
