@@ -22,6 +22,20 @@ const (
 	CountFaultsSkipped = "faults.skipped"
 	// CountRefused counts everything refused from nodes.
 	CountRefused = "refused"
+	// The server driver's links: connections through its proxies, those
+	// reset by a fault (a refused link, a loss held too long), those
+	// refused at connect, those reset because no node could be found to
+	// have dialled them, and those of them still open at the end (none,
+	// unless the proxy failed to reset one: the run is then not to be
+	// trusted, and the verdict says so). Chunks held by a stall or a loss,
+	// and chunks corrupted, are counted too.
+	CountLinkConns            = "links.connections"
+	CountLinkResets           = "links.resets"
+	CountLinkRefused          = "links.refused"
+	CountLinkUnattributed     = "links.unattributed"
+	CountLinkUnattributedOpen = "links.unattributed_open_at_end"
+	CountLinkHeld             = "links.chunks_held"
+	CountLinkCorrupted        = "links.chunks_corrupted"
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"

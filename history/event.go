@@ -175,6 +175,9 @@ type Meta struct {
 type Expect struct {
 	Valid      bool     `json:"valid"`
 	Violations []string `json:"violations,omitempty"`
+	// Either are checks whose verdict the scenario does not predict:
+	// true and false are both as expected (a race of real servers').
+	Either []string `json:"either,omitempty"`
 }
 
 // IDOf returns the election id of node, and whether the node is known.

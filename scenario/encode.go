@@ -41,7 +41,7 @@ func (s *Scenario) Encode(header string) []byte {
 	if s.Description != "" {
 		kv("description", s.Description)
 	}
-	if s.Algorithm != "" || s.Command == nil {
+	if (s.Algorithm != "" || s.Command == nil) && !s.algorithmFromServer {
 		kv("algorithm", s.Algorithm)
 	}
 	if s.Command != nil {
@@ -60,6 +60,10 @@ func (s *Scenario) Encode(header string) []byte {
 	}
 	if s.Elects != "" && s.Elects != s.defaultElects() {
 		kv("elects", s.Elects)
+	}
+	if s.written != nil {
+		b.WriteString("\n")
+		b.Write(encodeServer(s.written))
 	}
 	if len(s.Params) > 0 {
 		b.WriteString("\n[params]\n")
@@ -97,6 +101,9 @@ func (s *Scenario) Encode(header string) []byte {
 	kv("valid", s.Expect.ExpectValid())
 	if len(s.Expect.Violations) > 0 {
 		kv("violations", s.Expect.Violations)
+	}
+	if len(s.Expect.Either) > 0 {
+		kv("either", s.Expect.Either)
 	}
 	return b.Bytes()
 }
@@ -200,6 +207,9 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 	}
 	if f.Mode != "" {
 		kv("mode", f.Mode)
+	}
+	if f.Cut != "" {
+		kv("cut", f.Cut)
 	}
 	if f.Rate != nil {
 		kv("rate", *f.Rate)

@@ -51,6 +51,10 @@ type Scenario struct {
 	// the built-in algorithm's own; "any" for a foreign node.
 	Elects string `toml:"elects"`
 
+	// Server, when set, runs real servers as the nodes instead of protocol
+	// speakers (see Server and docs/servers.md).
+	Server *Server `toml:"server"`
+
 	Network  Network  `toml:"network"`
 	Workload Workload `toml:"workload"`
 	Faults   []Fault  `toml:"faults"`
@@ -60,6 +64,12 @@ type Scenario struct {
 
 	// File is the path the scenario was loaded from.
 	File string `toml:"-"`
+
+	// written is the [server] table as the file wrote it, before its
+	// preset and defaults were filled in (for Encode); algorithmFromServer
+	// says that the algorithm was named after it.
+	written             *Server
+	algorithmFromServer bool
 
 	loc     *locator
 	nemesis []nemesis.Fault
@@ -143,7 +153,7 @@ type Fault struct {
 	// partition, loss, delay, duplicate, corrupt, joker or timely.
 	Kind string `toml:"kind"`
 	// Target names the nodes the fault hits: a node, a list of nodes, or
-	// one of leader, random, one, minority, majority, all.
+	// one of leader, follower, random, one, minority, majority, all.
 	Target Target `toml:"target"`
 	// At is when the fault begins, from the start of the run; for a
 	// triggered fault, when the trigger is armed; for timely, the GST.
@@ -172,6 +182,10 @@ type Fault struct {
 	OneWay *bool      `toml:"oneway"`
 	// Mode of a corruption: bitflip or mutate.
 	Mode string `toml:"mode"`
+	// Cut is how a partition cuts real servers' connections: stall
+	// (bytes held until the heal, the default) or refuse (connections
+	// reset and refused). Server scenarios only.
+	Cut string `toml:"cut"`
 	// Rate of a clock fault.
 	Rate *float64 `toml:"rate"`
 	// Delta bounds every message's delay on a timely link.
@@ -251,6 +265,11 @@ type Expect struct {
 	// Violations are the checks that must find a violation. Every other
 	// check must hold.
 	Violations []string `toml:"violations"`
+	// Either are checks whose verdict the scenario does not predict:
+	// true and false are both as expected, as when real servers race
+	// (the old leader's claim may or may not outlive the new one's
+	// election). Their verdicts are reported all the same.
+	Either []string `toml:"either"`
 }
 
 // History says what the history records.

@@ -45,7 +45,11 @@ const (
 // validate checks every field in file order and fills in defaults. It
 // returns the first problem.
 func (s *Scenario) validate() error {
-	if s.Command == nil {
+	if s.Server != nil {
+		if s.Command != nil {
+			return s.errorf("command", "a scenario runs either a node program (command) or real servers ([server]), not both")
+		}
+	} else if s.Command == nil {
 		if s.Algorithm == "" {
 			return s.errorf("algorithm", "missing: name a built-in algorithm (%s) or give a command", strings.Join(algorithms.Names(), ", "))
 		}
@@ -64,6 +68,11 @@ func (s *Scenario) validate() error {
 	}
 	if err := s.validateIDs(); err != nil {
 		return err
+	}
+	if s.Server != nil {
+		if err := s.validateServer(); err != nil {
+			return err
+		}
 	}
 	if err := s.validateElects(); err != nil {
 		return err
@@ -152,7 +161,7 @@ func (s *Scenario) validateIDs() error {
 }
 
 func (s *Scenario) validateParams() error {
-	if s.Command != nil {
+	if s.Command != nil || s.Server != nil {
 		return nil // a foreign node validates its own
 	}
 	spec, _ := algorithms.Lookup(s.Algorithm)
@@ -406,6 +415,12 @@ func (s *Scenario) validateFault(i int) error {
 	if kind == nemesis.Clock && s.Command != nil {
 		return s.errorf(at+".kind", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
 	}
+	if s.Server != nil {
+		switch kind {
+		case nemesis.Clock, nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
+			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, partition, loss, delay and corrupt)", kind)
+		}
+	}
 	for _, d := range []struct {
 		key string
 		d   *Duration
@@ -427,9 +442,15 @@ func (s *Scenario) validateFault(i int) error {
 			return s.errorf(at+"."+key, "not a parameter of a %s fault (its own: %s)", kind, takes)
 		}
 	}
+	if f.Cut != "" && s.Server == nil {
+		return s.errorf(at+".cut", "only real servers' streams are cut one way or another ([server]); a protocol node's cut message is dropped")
+	}
 	nf, err := f.convert()
 	if err != nil {
 		return s.errorf(at+".target", "%v", err)
+	}
+	if nf.Kind == nemesis.Partition && nf.Cut == "" && s.Server != nil {
+		nf.Cut = nemesis.Stall
 	}
 	if err := nf.Check(s.NodeNames(), s.Duration.D); err != nil {
 		var fe *nemesis.FieldError
@@ -465,6 +486,8 @@ func (s *Scenario) faultSuggestion(f *Fault, field string) string {
 		return DidYouMean(f.Distribution, names(nemesis.Distributions))
 	case "mode":
 		return DidYouMean(f.Mode, names(nemesis.Modes))
+	case "cut":
+		return DidYouMean(f.Cut, names(nemesis.CutKinds))
 	case "direction":
 		return DidYouMean(f.Direction, []string{"both", "out", "in"})
 	case "target":
@@ -506,6 +529,7 @@ func (f *Fault) written() []string {
 	add("groups", f.Groups != nil)
 	add("oneway", f.OneWay != nil)
 	add("mode", f.Mode != "")
+	add("cut", f.Cut != "")
 	add("rate", f.Rate != nil)
 	add("delta", f.Delta.Set)
 	return out
@@ -519,6 +543,7 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 		Delay: f.Delay.D, Jitter: f.Jitter.D, Distribution: nemesis.Distribution(f.Distribution),
 		Direction: nemesis.Direction(f.Direction), Shape: nemesis.Shape(f.Shape), Groups: f.Groups,
 		OneWay: f.OneWay != nil && *f.OneWay, Mode: nemesis.Mode(f.Mode), Delta: f.Delta.D,
+		Cut: nemesis.CutKind(f.Cut),
 	}
 	if f.Probability != nil {
 		nf.Probability = *f.Probability
@@ -582,6 +607,14 @@ func (s *Scenario) validateExpect() error {
 		}
 		if !found {
 			return s.errorf("expect.violations", "%q is not among the checks this scenario runs (%s)%s", v, strings.Join(s.Checks.Run, ", "), DidYouMean(v, s.Checks.Run))
+		}
+	}
+	for _, v := range e.Either {
+		if !slices.Contains(s.Checks.Run, v) {
+			return s.errorf("expect.either", "%q is not among the checks this scenario runs (%s)%s", v, strings.Join(s.Checks.Run, ", "), DidYouMean(v, s.Checks.Run))
+		}
+		if slices.Contains(e.Violations, v) {
+			return s.errorf("expect.either", "%q is listed in expect.violations too: a check either must fail or may go either way", v)
 		}
 	}
 	if e.ExpectValid() && len(e.Violations) > 0 {

@@ -1,0 +1,663 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Server describes the nodes as real, unmodified servers that speak their
+// own protocols (etcd, ZooKeeper, a TCP service of your own) instead of
+// coup's node protocol. coup writes each one's command line and files from
+// templates, puts a fault proxy on every directed link between them, and
+// observes what each believes of the leader through its log lines and by
+// polling it (docs/servers.md).
+type Server struct {
+	// Preset names a built-in description ("etcd", "zookeeper") whose keys
+	// fill in every key this table leaves out.
+	Preset string `toml:"preset"`
+	// Command starts one node: the program and its arguments, each a
+	// template (see ServerNode for what a template may use).
+	Command []string `toml:"command"`
+	// Files are written into each node's folder before each start: the
+	// path (relative to the folder) and its text, a template.
+	Files map[string]string `toml:"files"`
+	// Env adds environment variables to each node's, as templates.
+	Env map[string]string `toml:"env"`
+	// Ports name the TCP ports each node listens on; coup picks a free
+	// one for each name on the node's own loopback address.
+	Ports []string `toml:"ports"`
+	// Peer names the ports that the other nodes dial: every connection to
+	// one crosses coup's proxy, attributed to an ordered pair of nodes.
+	Peer []string `toml:"peer"`
+	// Links says how the proxy learns which node dialled a connection:
+	// "address" gives each node its own address for each peer (127.i.j.x),
+	// for servers whose configuration lists every peer separately;
+	// "process" gives each peer one address that every node uses, and
+	// finds the dialler by its socket among the nodes' processes, for
+	// servers whose members must agree on one address per member.
+	Links string `toml:"links"`
+	// Ready names the port that accepts connections once the node is up
+	// (default: the first of ports).
+	Ready string `toml:"ready"`
+	// StartTimeout is how long a node has to come up, at the start and
+	// after a restart (default 30s).
+	StartTimeout Duration `toml:"start_timeout"`
+	// Replace is a command run (a template) when a node is replaced with
+	// its data wiped, after the old process is gone and before the new
+	// one starts; the node then starts with State "existing". etcd's
+	// preset removes the member and adds it again here.
+	Replace []string `toml:"replace"`
+	// Roles map what a pattern's role group reads to a role: "leader",
+	// "follower" or "none" (default: each of those reads as itself).
+	Roles map[string]string `toml:"roles"`
+	// Log patterns are matched against each line a node writes (stdout
+	// and stderr), the instant coup reads it.
+	Log []Pattern `toml:"log"`
+	// Poll asks each node, every PollEvery, what it believes; the
+	// answers of one round are read together.
+	Poll []Poll `toml:"poll"`
+	// PollEvery is the polls' interval (default 100ms).
+	PollEvery Duration `toml:"poll_every"`
+	// LossReset is how long a stream stalled by a loss fault waits before
+	// its connection is reset (default 1s).
+	LossReset Duration `toml:"loss_reset"`
+
+	tmpl serverTemplates
+}
+
+// Pattern reads a belief from text: a regular expression whose named
+// groups say what it found. "role" is the node's role (mapped through
+// Roles), "term" its term (decimal, or hexadecimal after 0x), "leader"
+// the name of the leader it follows, "self" the node's own name for
+// itself (learnt, so that "leader" can name a node). A pattern without a
+// role group takes Role; one with neither only teaches names.
+type Pattern struct {
+	// Match is the regular expression (Go's syntax).
+	Match string `toml:"match"`
+	// Role is the role when Match has no role group.
+	Role string `toml:"role"`
+
+	re *regexp.Regexp
+}
+
+// Poll is one question asked of each node at every poll: a TCP exchange,
+// an HTTP GET, a file read or a command; what it answers is read through
+// its patterns. Exactly one of TCP, HTTP, File and Command is set.
+type Poll struct {
+	// TCP is an address to connect to (a template); Send is written, and
+	// the answer read until the server closes.
+	TCP  string `toml:"tcp"`
+	Send string `toml:"send"`
+	// HTTP is a URL to GET (a template).
+	HTTP string `toml:"http"`
+	// File is a file to read (a template).
+	File string `toml:"file"`
+	// Command is a program to run (templates); its stdout is the answer.
+	Command []string `toml:"command"`
+	// Timeout bounds one question (default: PollEvery, at most 1s).
+	Timeout Duration `toml:"timeout"`
+	// Match reads the answer.
+	Match []Pattern `toml:"match"`
+}
+
+// The roles a pattern may give.
+const (
+	RoleLeader   = "leader"
+	RoleFollower = "follower"
+	RoleNone     = "none"
+)
+
+// The ways the proxy attributes a connection.
+const (
+	LinksAddress = "address"
+	LinksProcess = "process"
+)
+
+// Server defaults.
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultPollEvery    = 100 * time.Millisecond
+	DefaultLossReset    = time.Second
+)
+
+// ServerNode is what a template of Server may use, for one node.
+type ServerNode struct {
+	// ID is the node's name (n1); Index its place, from 1.
+	ID    string
+	Index int
+	// Dir is the node's folder in the run's store; Data its data
+	// directory inside it (wiped when the node is replaced).
+	Dir, Data string
+	// Host is the node's own loopback address; Port and Addr its ports
+	// and host:port by name, where it listens.
+	Host string
+	Port map[string]int
+	Addr map[string]string
+	// Reach says where this node reaches each node (itself included),
+	// through coup's proxy for the peer ports: every node's Reach names
+	// the same address for a peer when Links is "process", and its own
+	// when "address".
+	Reach map[string]Endpoint
+	// Nodes are every node's own endpoint (where it listens), in order:
+	// for clients and for commands that talk to the cluster.
+	Nodes []Endpoint
+	// State is "new" at the first start and "existing" after a replace
+	// (a member that joins a running cluster).
+	State string
+}
+
+// Endpoint is a node's address and ports.
+type Endpoint struct {
+	ID    string
+	Index int
+	Host  string
+	Port  map[string]int
+	Addr  map[string]string
+}
+
+// serverTemplates are the parsed templates.
+type serverTemplates struct {
+	command, replace []*template.Template
+	files, env       map[string]*template.Template
+	polls            []pollTemplates
+}
+
+type pollTemplates struct {
+	tcp, http, file *template.Template
+	command         []*template.Template
+}
+
+// Rendered is what a node's templates give.
+type Rendered struct {
+	Command, Replace []string
+	Files, Env       map[string]string
+	Polls            []RenderedPoll
+}
+
+// RenderedPoll is a poll with its addresses filled in.
+type RenderedPoll struct {
+	TCP, HTTP, File string
+	Command         []string
+}
+
+// Render fills in the node's templates.
+func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
+	r := &Rendered{Files: map[string]string{}, Env: map[string]string{}}
+	var err error
+	if r.Command, err = execAll(sv.tmpl.command, n); err != nil {
+		return nil, err
+	}
+	if r.Replace, err = execAll(sv.tmpl.replace, n); err != nil {
+		return nil, err
+	}
+	for name, t := range sv.tmpl.files {
+		if r.Files[name], err = execOne(t, n); err != nil {
+			return nil, err
+		}
+	}
+	for name, t := range sv.tmpl.env {
+		if r.Env[name], err = execOne(t, n); err != nil {
+			return nil, err
+		}
+	}
+	for _, pt := range sv.tmpl.polls {
+		var p RenderedPoll
+		for _, f := range []struct {
+			t   *template.Template
+			out *string
+		}{{pt.tcp, &p.TCP}, {pt.http, &p.HTTP}, {pt.file, &p.File}} {
+			if f.t != nil {
+				if *f.out, err = execOne(f.t, n); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if p.Command, err = execAll(pt.command, n); err != nil {
+			return nil, err
+		}
+		r.Polls = append(r.Polls, p)
+	}
+	return r, nil
+}
+
+func execAll(ts []*template.Template, n *ServerNode) ([]string, error) {
+	var out []string
+	for _, t := range ts {
+		s, err := execOne(t, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func execOne(t *template.Template, n *ServerNode) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, n); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Regexp is the pattern's compiled expression (after validation).
+func (p *Pattern) Regexp() *regexp.Regexp { return p.re }
+
+// RoleOf maps what a role group read to a role.
+func (sv *Server) RoleOf(read string) string {
+	if r, ok := sv.Roles[read]; ok {
+		return r
+	}
+	return read
+}
+
+// validateServer fills in the preset and the defaults, and checks every
+// key, templates and patterns included, against a sample node.
+func (s *Scenario) validateServer() error {
+	sv := s.Server
+	w := *sv
+	s.written = &w
+	if sv.Preset != "" {
+		p, ok := presets[sv.Preset]
+		if !ok {
+			return s.errorf("server.preset", "%s", unknownMsg("preset", sv.Preset, presetNames()))
+		}
+		sv.fillFrom(p())
+	}
+	if s.Algorithm == "" {
+		s.algorithmFromServer = true
+		s.Algorithm = sv.Preset
+		if s.Algorithm == "" {
+			s.Algorithm = "server"
+		}
+	}
+	if len(sv.Command) == 0 || sv.Command[0] == "" {
+		return s.errorf("server.command", "missing: give the program that starts one server and its arguments, or a preset (%s)", strings.Join(presetNames(), ", "))
+	}
+	if len(sv.Ports) == 0 {
+		return s.errorf("server.ports", "missing: name the ports each server listens on, like [\"client\", \"peer\"]")
+	}
+	for i, p := range sv.Ports {
+		if !portName.MatchString(p) {
+			return s.errorf("server.ports", "%q (ports[%d]) is not a name a template can use: letters, digits and _", p, i)
+		}
+		if slices.Contains(sv.Ports[:i], p) {
+			return s.errorf("server.ports", "%q is named twice", p)
+		}
+	}
+	for _, p := range sv.Peer {
+		if !slices.Contains(sv.Ports, p) {
+			return s.errorf("server.peer", "%q is not one of the ports (%s)", p, strings.Join(sv.Ports, ", "))
+		}
+	}
+	if len(sv.Peer) == 0 && s.Nodes > 1 {
+		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
+	}
+	switch sv.Links {
+	case "":
+		sv.Links = LinksAddress
+	case LinksAddress, LinksProcess:
+	default:
+		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
+	}
+	if sv.Ready == "" {
+		sv.Ready = sv.Ports[0]
+	} else if !slices.Contains(sv.Ports, sv.Ready) {
+		return s.errorf("server.ready", "%q is not one of the ports (%s)", sv.Ready, strings.Join(sv.Ports, ", "))
+	}
+	if err := s.duration("server.start_timeout", &sv.StartTimeout, DefaultStartTimeout, true); err != nil {
+		return err
+	}
+	if err := s.duration("server.poll_every", &sv.PollEvery, DefaultPollEvery, true); err != nil {
+		return err
+	}
+	if err := s.duration("server.loss_reset", &sv.LossReset, DefaultLossReset, true); err != nil {
+		return err
+	}
+	for raw, role := range sv.Roles {
+		if !slices.Contains([]string{RoleLeader, RoleFollower, RoleNone}, role) {
+			return s.errorf("server.roles."+raw, "unknown role %q (known: leader, follower, none)", role)
+		}
+	}
+	if len(sv.Log) == 0 && len(sv.Poll) == 0 {
+		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
+	}
+	for i := range sv.Log {
+		if err := s.validatePattern(fmt.Sprintf("server.log[%d]", i), &sv.Log[i]); err != nil {
+			return err
+		}
+	}
+	for i := range sv.Poll {
+		if err := s.validatePoll(i); err != nil {
+			return err
+		}
+	}
+	if err := s.parseTemplates(); err != nil {
+		return err
+	}
+	if s.Workload.Kind != "" && s.Workload.Kind != WorkloadNone {
+		return s.errorf("workload.kind", "real servers run without coup's clients for now: leave workload out, or say \"none\"")
+	}
+	s.Workload.Kind = WorkloadNone
+	if s.Elects == "" {
+		s.Elects = "any"
+	}
+	return nil
+}
+
+var portName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (s *Scenario) validatePattern(at string, p *Pattern) error {
+	re, err := regexp.Compile(p.Match)
+	if err != nil {
+		return s.errorf(at+".match", "not a regular expression: %v", err)
+	}
+	p.re = re
+	known := []string{"role", "term", "leader", "self"}
+	hasRole := false
+	for _, g := range re.SubexpNames()[1:] {
+		if g == "" {
+			continue
+		}
+		if !slices.Contains(known, g) {
+			return s.errorf(at+".match", "group %q means nothing here (known: %s)", g, strings.Join(known, ", "))
+		}
+		hasRole = hasRole || g == "role"
+	}
+	if p.Role != "" {
+		if hasRole {
+			return s.errorf(at+".role", "the pattern has a role group already")
+		}
+		if !slices.Contains([]string{RoleLeader, RoleFollower, RoleNone}, p.Role) {
+			return s.errorf(at+".role", "unknown role %q (known: leader, follower, none)", p.Role)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validatePoll(i int) error {
+	p := &s.Server.Poll[i]
+	at := fmt.Sprintf("server.poll[%d]", i)
+	set := 0
+	for _, b := range []bool{p.TCP != "", p.HTTP != "", p.File != "", len(p.Command) > 0} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return s.errorf(at, "give exactly one of tcp, http, file and command (%d given)", set)
+	}
+	if p.Send != "" && p.TCP == "" {
+		return s.errorf(at+".send", "only for a tcp poll")
+	}
+	if err := s.duration(at+".timeout", &p.Timeout, min(s.Server.PollEvery.D, time.Second), true); err != nil {
+		return err
+	}
+	if len(p.Match) == 0 {
+		return s.errorf(at+".match", "missing: say how to read the answer ([[server.poll.match]])")
+	}
+	for j := range p.Match {
+		if err := s.validatePattern(fmt.Sprintf("%s.match[%d]", at, j), &p.Match[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseTemplates parses every template and runs it on a sample node, so
+// that a bad one is an error of the scenario, with its field, and not of a
+// run.
+func (s *Scenario) parseTemplates() error {
+	sv := s.Server
+	t := &sv.tmpl
+	parse := func(field, text string) (*template.Template, error) {
+		tt, err := template.New(field).Option("missingkey=error").Parse(text)
+		if err != nil {
+			return nil, s.errorf(field, "not a template: %v", strings.TrimPrefix(err.Error(), "template: "))
+		}
+		return tt, nil
+	}
+	*t = serverTemplates{files: map[string]*template.Template{}, env: map[string]*template.Template{}}
+	for i, a := range sv.Command {
+		tt, err := parse(fmt.Sprintf("server.command[%d]", i), a)
+		if err != nil {
+			return err
+		}
+		t.command = append(t.command, tt)
+	}
+	for i, a := range sv.Replace {
+		tt, err := parse(fmt.Sprintf("server.replace[%d]", i), a)
+		if err != nil {
+			return err
+		}
+		t.replace = append(t.replace, tt)
+	}
+	for name, text := range sv.Files {
+		if name == "" || strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") {
+			return s.errorf("server.files."+name, "a file's path must stay inside the node's folder")
+		}
+		tt, err := parse("server.files."+name, text)
+		if err != nil {
+			return err
+		}
+		t.files[name] = tt
+	}
+	for name, text := range sv.Env {
+		tt, err := parse("server.env."+name, text)
+		if err != nil {
+			return err
+		}
+		t.env[name] = tt
+	}
+	for i, p := range sv.Poll {
+		var pt pollTemplates
+		var err error
+		at := fmt.Sprintf("server.poll[%d]", i)
+		for _, f := range []struct {
+			key, text string
+			out       **template.Template
+		}{{"tcp", p.TCP, &pt.tcp}, {"http", p.HTTP, &pt.http}, {"file", p.File, &pt.file}} {
+			if f.text != "" {
+				if *f.out, err = parse(at+"."+f.key, f.text); err != nil {
+					return err
+				}
+			}
+		}
+		for j, a := range p.Command {
+			tt, err := parse(fmt.Sprintf("%s.command[%d]", at, j), a)
+			if err != nil {
+				return err
+			}
+			pt.command = append(pt.command, tt)
+		}
+		t.polls = append(t.polls, pt)
+	}
+	sample := SampleServerNodes(s)[0]
+	if _, err := sv.Render(sample); err != nil {
+		field, msg, _ := strings.Cut(strings.TrimPrefix(err.Error(), "template: "), ":")
+		return s.errorf(field, "at %s", msg)
+	}
+	return nil
+}
+
+// SampleServerNodes are template data for every node of the scenario
+// with made-up addresses and folders, as validation renders them.
+func SampleServerNodes(s *Scenario) []*ServerNode {
+	hosts := func(i, j int) string { return fmt.Sprintf("127.%d.%d.1", i, j) }
+	return ServerNodes(s, "/store/run", func(i int) string { return hosts(0, i) },
+		func(from, to int) string { return hosts(from, to) }, func(to int) string { return hosts(255, to) },
+		func(i int, name string) int { return 10000 + 10*i + slices.Index(s.Server.Ports, name) })
+}
+
+// ServerNodes lays out every node's template data: host(i) is node i's
+// own address (from 1), link(i, j) the address where i reaches j under
+// address links, proxy(j) where every node reaches j under process links,
+// and port(i, name) node i's port of that name.
+func ServerNodes(s *Scenario, dir string, host func(int) string, link func(int, int) string, proxy func(int) string, port func(int, string) int) []*ServerNode {
+	sv := s.Server
+	n := s.Nodes
+	own := make([]Endpoint, n)
+	for i := range own {
+		e := Endpoint{ID: NodeName(i), Index: i + 1, Host: host(i + 1), Port: map[string]int{}, Addr: map[string]string{}}
+		for _, p := range sv.Ports {
+			e.Port[p] = port(i+1, p)
+			e.Addr[p] = fmt.Sprintf("%s:%d", e.Host, e.Port[p])
+		}
+		own[i] = e
+	}
+	at := func(e Endpoint, h string) Endpoint {
+		out := Endpoint{ID: e.ID, Index: e.Index, Host: h, Port: e.Port, Addr: map[string]string{}}
+		for _, p := range sv.Ports {
+			out.Addr[p] = fmt.Sprintf("%s:%d", h, e.Port[p])
+		}
+		return out
+	}
+	var out []*ServerNode
+	for i := range n {
+		node := &ServerNode{ID: own[i].ID, Index: i + 1, Dir: dir + "/" + own[i].ID, Host: own[i].Host,
+			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new"}
+		node.Data = node.Dir + "/data"
+		for j := range n {
+			switch {
+			case sv.Links == LinksProcess:
+				node.Reach[own[j].ID] = at(own[j], proxy(j+1))
+			case i == j:
+				node.Reach[own[j].ID] = own[j]
+			default:
+				node.Reach[own[j].ID] = at(own[j], link(i+1, j+1))
+			}
+		}
+		out = append(out, node)
+	}
+	return out
+}
+
+// fillFrom takes every key left out from the preset.
+func (sv *Server) fillFrom(p *Server) {
+	if sv.Command == nil {
+		sv.Command = p.Command
+	}
+	if sv.Files == nil {
+		sv.Files = p.Files
+	}
+	if sv.Env == nil {
+		sv.Env = p.Env
+	}
+	if sv.Ports == nil {
+		sv.Ports = p.Ports
+	}
+	if sv.Peer == nil {
+		sv.Peer = p.Peer
+	}
+	if sv.Links == "" {
+		sv.Links = p.Links
+	}
+	if sv.Ready == "" {
+		sv.Ready = p.Ready
+	}
+	if !sv.StartTimeout.Set {
+		sv.StartTimeout = p.StartTimeout
+	}
+	if sv.Replace == nil {
+		sv.Replace = p.Replace
+	}
+	if sv.Roles == nil {
+		sv.Roles = p.Roles
+	}
+	if sv.Log == nil {
+		sv.Log = p.Log
+	}
+	if sv.Poll == nil {
+		sv.Poll = p.Poll
+	}
+	if !sv.PollEvery.Set {
+		sv.PollEvery = p.PollEvery
+	}
+	if !sv.LossReset.Set {
+		sv.LossReset = p.LossReset
+	}
+}
+
+// encodeServer writes a [server] table with the keys sv sets.
+func encodeServer(sv *Server) []byte {
+	m := map[string]any{}
+	str := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	list := func(k string, v []string) {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	dur := func(k string, d Duration) {
+		if d.Set {
+			m[k] = d.D.String()
+		}
+	}
+	patterns := func(ps []Pattern) []map[string]any {
+		var out []map[string]any
+		for _, p := range ps {
+			e := map[string]any{"match": p.Match}
+			if p.Role != "" {
+				e["role"] = p.Role
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	str("preset", sv.Preset)
+	list("command", sv.Command)
+	if sv.Files != nil {
+		m["files"] = sv.Files
+	}
+	if sv.Env != nil {
+		m["env"] = sv.Env
+	}
+	list("ports", sv.Ports)
+	list("peer", sv.Peer)
+	str("links", sv.Links)
+	str("ready", sv.Ready)
+	dur("start_timeout", sv.StartTimeout)
+	list("replace", sv.Replace)
+	if sv.Roles != nil {
+		m["roles"] = sv.Roles
+	}
+	if sv.Log != nil {
+		m["log"] = patterns(sv.Log)
+	}
+	if sv.Poll != nil {
+		var polls []map[string]any
+		for _, p := range sv.Poll {
+			e := map[string]any{"match": patterns(p.Match)}
+			for k, v := range map[string]string{"tcp": p.TCP, "send": p.Send, "http": p.HTTP, "file": p.File} {
+				if v != "" {
+					e[k] = v
+				}
+			}
+			if p.Command != nil {
+				e["command"] = p.Command
+			}
+			if p.Timeout.Set {
+				e["timeout"] = p.Timeout.D.String()
+			}
+			polls = append(polls, e)
+		}
+		m["poll"] = polls
+	}
+	dur("poll_every", sv.PollEvery)
+	dur("loss_reset", sv.LossReset)
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(map[string]any{"server": m}); err != nil {
+		panic(fmt.Sprintf("encode [server]: %v", err)) // maps of strings always encode
+	}
+	return b.Bytes()
+}
