@@ -1,0 +1,552 @@
+// Command tcp-leader is an example server for coup's real-server driver,
+// written with Go's standard library alone: a leader election among N
+// peers over plain TCP, in numbered terms, as Raft elects its leaders (the
+// election only: there is no log). coup runs servers like this one, or
+// etcd, or ZooKeeper, unmodified, with a fault proxy on every directed
+// link between two peers, and learns whom each server believes leads, and
+// in which term, from its log lines (read through regex patterns) or from
+// its status endpoint. This one offers both, so that the docs can show
+// each way on a server that is small enough to read whole.
+//
+// How it works:
+//
+//   - Election. The leader sends a heartbeat to every peer every 50ms. A
+//     node that hears none for its election timeout (the base given by
+//     --election-timeout, plus a random part below the base, drawn again
+//     for every wait from a generator seeded by the node's id) starts a
+//     new term, votes for itself and asks the others. A node gives one
+//     vote per term, first come first served. A majority of the N votes
+//     makes the candidate the leader of that term. A node that sees a
+//     higher term in any message moves to it and steps down; one asked
+//     for a vote or sent a heartbeat in a lower term answers with its
+//     own, so that the sender steps down.
+//   - Disk. currentTerm and votedFor live in DIR/state.json, written to a
+//     temporary file, synced, renamed over the old one, and the directory
+//     synced, before the node sends anything that depends on them. A
+//     restart on the same data keeps its term and its vote; a node
+//     started on a wiped directory begins at term 0. Wiping a node's data
+//     forgets its vote too, so it may vote twice in one term, and two
+//     candidates may each win a majority of that term: the classic
+//     hazard of replacing a voter, left in on purpose, as the kind of
+//     fault coup's scenarios are there to catch.
+//   - Wire. Messages are newline-delimited JSON, {"type":..., "from":...,
+//     "term":...} (and "granted" on a vote). Each node dials one
+//     connection to every --peer address, and redials with backoff when
+//     it breaks; it only writes to it. It only reads the connections it
+//     accepts on --listen. So every message from A to B, a reply as much
+//     as a request, travels on the connection that A dialled, and a proxy
+//     put at the address A dials for B carries exactly the directed link
+//     A→B. Messages for a link that is down wait in a short queue; past
+//     that they are lost, as on a lossy network, and the timeouts retry.
+//
+// It writes to stderr one startup line, "n1 starting at term 3 ...", and
+// then one line at each change of its belief, in one of four forms:
+//
+//	n1 became leader at term 3
+//	n1 follows n2 at term 3
+//	n1 became candidate at term 4
+//	n1 lost leader at term 4
+//
+// The last is a node that moved to a term whose leader it does not know,
+// without standing in it (whether or not it knew one before): one that
+// saw a higher term in a vote request or in a reply. A pattern per form,
+// such as `^(\S+) follows (\S+) at term (\d+)$`, reads the node, its
+// leader and the term. GET /status on the --status address answers the
+// same belief as JSON:
+//
+//	{"id":"n1","role":"follower","leader":"n2","term":3}
+//
+// where role is leader, follower or candidate, and leader is "" when
+// none is known. Usage (every flag required but --election-timeout; a
+// scenario names run.sh, which builds the server on first use):
+//
+//	tcp-leader --id n1 --listen 127.0.1.1:7000 --status 127.0.1.1:7001 \
+//	    --data /tmp/n1 --peer n2=127.0.2.1:7000 --peer n3=127.0.3.1:7000 \
+//	    [--election-timeout 300ms]
+//
+// It exits 0 on SIGTERM or SIGINT, 2 on bad flags, and 1 when it cannot
+// listen or keep its state on disk.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	heartbeat   = 50 * time.Millisecond
+	tick        = 5 * time.Millisecond
+	dialTimeout = time.Second
+	writeLimit  = time.Second           // a write that takes longer breaks the link
+	backoffMin  = 20 * time.Millisecond // doubling up to half the base election timeout
+	queueLen    = 64                    // messages waiting for one link; more are dropped
+	stateFile   = "state.json"
+)
+
+// The roles a node plays.
+const (
+	follower  = "follower"
+	candidate = "candidate"
+	leader    = "leader"
+)
+
+// msg is one line of the peer protocol.
+type msg struct {
+	Type    string `json:"type"` // vote_req, vote, heartbeat, heartbeat_reply
+	From    string `json:"from"`
+	Term    int64  `json:"term"`
+	Granted bool   `json:"granted,omitempty"` // vote
+}
+
+// state is what a node keeps on disk.
+type state struct {
+	Term     int64  `json:"term"`
+	VotedFor string `json:"voted_for"`
+}
+
+// status is the answer to GET /status.
+type status struct {
+	ID     string `json:"id"`
+	Role   string `json:"role"`
+	Leader string `json:"leader"`
+	Term   int64  `json:"term"`
+}
+
+type config struct {
+	id, listen, status, data string
+	peers                    map[string]string // id → address to dial
+	timeout                  time.Duration
+}
+
+type node struct {
+	cfg   config
+	links map[string]chan []byte // outbound queue per peer
+	rng   *rand.Rand
+
+	mu       sync.Mutex
+	st       state // as on disk
+	role     string
+	leader   string
+	votes    map[string]bool
+	deadline time.Time // a follower's or candidate's next election
+	nextBeat time.Time // a leader's next heartbeat
+	logged   status    // the belief last written to the log
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tcp-leader: %v\n", err)
+		os.Exit(2)
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", cfg.id, err)
+		os.Exit(1)
+	}
+}
+
+// peerFlags collects the repeated --peer id=addr.
+type peerFlags map[string]string
+
+func (p peerFlags) String() string { return fmt.Sprint(map[string]string(p)) }
+
+func (p peerFlags) Set(v string) error {
+	id, addr, ok := strings.Cut(v, "=")
+	if !ok || id == "" || addr == "" {
+		return fmt.Errorf("want id=host:port, not %q", v)
+	}
+	if _, ok := p[id]; ok {
+		return fmt.Errorf("peer %s given twice", id)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return err
+	}
+	p[id] = addr
+	return nil
+}
+
+func parseFlags(args []string) (config, error) {
+	cfg := config{peers: map[string]string{}}
+	fs := flag.NewFlagSet("tcp-leader", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error is printed once, by main
+	fs.StringVar(&cfg.id, "id", "", "this node's id")
+	fs.StringVar(&cfg.listen, "listen", "", "host:port where peers connect to this node")
+	fs.StringVar(&cfg.status, "status", "", "host:port of the HTTP status endpoint")
+	fs.StringVar(&cfg.data, "data", "", "data directory (created if missing)")
+	fs.Var(peerFlags(cfg.peers), "peer", "id=host:port of a peer, repeated")
+	fs.DurationVar(&cfg.timeout, "election-timeout", 300*time.Millisecond, "base election timeout")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	var missing []string
+	for _, f := range []struct{ name, v string }{{"id", cfg.id}, {"listen", cfg.listen}, {"status", cfg.status}, {"data", cfg.data}} {
+		if f.v == "" {
+			missing = append(missing, "--"+f.name)
+		}
+	}
+	if len(cfg.peers) == 0 {
+		missing = append(missing, "--peer")
+	}
+	switch {
+	case len(missing) > 0:
+		return cfg, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case cfg.peers[cfg.id] != "":
+		return cfg, fmt.Errorf("--peer names this node's own id %s", cfg.id)
+	case cfg.timeout < 2*heartbeat:
+		return cfg, fmt.Errorf("--election-timeout %v is below twice the heartbeat (%v)", cfg.timeout, heartbeat)
+	}
+	for _, a := range []struct{ name, v string }{{"listen", cfg.listen}, {"status", cfg.status}} {
+		if _, _, err := net.SplitHostPort(a.v); err != nil {
+			return cfg, fmt.Errorf("--%s: %v", a.name, err)
+		}
+	}
+	return cfg, nil
+}
+
+func run(cfg config) error {
+	if err := os.MkdirAll(cfg.data, 0o755); err != nil {
+		return err
+	}
+	st, err := load(cfg.data)
+	if err != nil {
+		return err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(cfg.id))
+	n := &node{cfg: cfg, links: map[string]chan []byte{}, rng: rand.New(rand.NewPCG(h.Sum64(), 0)), st: st, role: follower}
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	sl, err := net.Listen("tcp", cfg.status)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	ids := make([]string, 0, len(cfg.peers))
+	for id := range cfg.peers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var peerList []string
+	for _, id := range ids {
+		peerList = append(peerList, id+"="+cfg.peers[id])
+	}
+	n.mu.Lock()
+	fmt.Fprintf(os.Stderr, "%s starting at term %d: listening on %s, status on %s, data in %s, peers %s\n",
+		cfg.id, st.Term, cfg.listen, cfg.status, cfg.data, strings.Join(peerList, " "))
+	n.logged = n.status()
+	n.resetElection(time.Now())
+	n.mu.Unlock()
+
+	for _, id := range ids {
+		q := make(chan []byte, queueLen)
+		n.links[id] = q
+		go dialLoop(ctx, cfg.peers[id], q, cfg.timeout/2)
+	}
+	go n.accept(ln)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		n.mu.Lock()
+		s := n.status()
+		n.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(s)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(sl)
+
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			ln.Close()
+			srv.Close()
+			return nil
+		case now := <-t.C:
+			n.mu.Lock()
+			n.tick(now)
+			n.mu.Unlock()
+		}
+	}
+}
+
+// The state machine. Every method below runs with n.mu held.
+
+func (n *node) status() status {
+	return status{ID: n.cfg.id, Role: n.role, Leader: n.leader, Term: n.st.Term}
+}
+
+func (n *node) majority() int { return (len(n.cfg.peers)+1)/2 + 1 }
+
+func (n *node) resetElection(now time.Time) {
+	n.deadline = now.Add(n.cfg.timeout + time.Duration(n.rng.Int64N(int64(n.cfg.timeout))))
+}
+
+func (n *node) tick(now time.Time) {
+	if n.role == leader {
+		if !now.Before(n.nextBeat) {
+			n.broadcast(msg{Type: "heartbeat"})
+			n.nextBeat = now.Add(heartbeat)
+		}
+		return
+	}
+	if !now.Before(n.deadline) {
+		n.campaign(now)
+	}
+}
+
+// campaign starts a new term, votes for this node, and asks the others.
+func (n *node) campaign(now time.Time) {
+	n.save(state{Term: n.st.Term + 1, VotedFor: n.cfg.id})
+	n.role, n.leader = candidate, ""
+	n.votes = map[string]bool{n.cfg.id: true}
+	n.resetElection(now)
+	n.believe()
+	n.broadcast(msg{Type: "vote_req"})
+	if len(n.votes) >= n.majority() {
+		n.lead()
+	}
+}
+
+func (n *node) lead() {
+	n.role, n.leader, n.votes = leader, n.cfg.id, nil
+	n.believe()
+	n.broadcast(msg{Type: "heartbeat"})
+	n.nextBeat = time.Now().Add(heartbeat)
+}
+
+// stepDown moves to a higher term t as a follower that knows no leader.
+func (n *node) stepDown(t int64) {
+	n.save(state{Term: t})
+	n.role, n.leader, n.votes = follower, "", nil
+	n.resetElection(time.Now())
+}
+
+func (n *node) handle(m msg) {
+	if _, ok := n.cfg.peers[m.From]; !ok {
+		return // not one of ours
+	}
+	if m.Term > n.st.Term {
+		n.stepDown(m.Term)
+	}
+	switch m.Type {
+	case "vote_req":
+		granted := m.Term == n.st.Term && (n.st.VotedFor == "" || n.st.VotedFor == m.From)
+		if granted && n.st.VotedFor == "" {
+			n.save(state{Term: n.st.Term, VotedFor: m.From})
+		}
+		if granted {
+			n.resetElection(time.Now()) // a vote given holds off our own
+		}
+		n.send(m.From, msg{Type: "vote", Granted: granted})
+	case "vote":
+		if n.role == candidate && m.Term == n.st.Term && m.Granted {
+			n.votes[m.From] = true
+			if len(n.votes) >= n.majority() {
+				n.lead()
+			}
+		}
+	case "heartbeat":
+		switch {
+		case m.Term < n.st.Term:
+			n.send(m.From, msg{Type: "heartbeat_reply"}) // a stale leader: tell it the term
+		case n.role == leader:
+			// Two leaders in one term: only a forgotten vote allows it
+			// (see "Disk" above). Each goes on; the harness sees both.
+		default:
+			n.role, n.leader, n.votes = follower, m.From, nil
+			n.resetElection(time.Now())
+		}
+	}
+	n.believe()
+}
+
+// believe logs the node's belief if it changed since the last line.
+func (n *node) believe() {
+	s := n.status()
+	if s == n.logged {
+		return
+	}
+	n.logged = s
+	id, t := n.cfg.id, s.Term
+	switch {
+	case s.Role == leader:
+		fmt.Fprintf(os.Stderr, "%s became leader at term %d\n", id, t)
+	case s.Role == candidate:
+		fmt.Fprintf(os.Stderr, "%s became candidate at term %d\n", id, t)
+	case s.Leader != "":
+		fmt.Fprintf(os.Stderr, "%s follows %s at term %d\n", id, s.Leader, t)
+	default:
+		fmt.Fprintf(os.Stderr, "%s lost leader at term %d\n", id, t)
+	}
+}
+
+func (n *node) broadcast(m msg) {
+	for id := range n.links {
+		n.send(id, m)
+	}
+}
+
+// send queues a message for a peer's link, stamped with this node's id
+// and term; if the queue is full, the message is lost.
+func (n *node) send(to string, m msg) {
+	m.From, m.Term = n.cfg.id, n.st.Term
+	line, _ := json.Marshal(m)
+	select {
+	case n.links[to] <- append(line, '\n'):
+	default:
+	}
+}
+
+// save writes the state to disk, and syncs it, before anything depends
+// on it; a node that cannot keep its vote must not go on voting.
+func (n *node) save(st state) {
+	if err := store(n.cfg.data, st); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", n.cfg.id, err)
+		os.Exit(1)
+	}
+	n.st = st
+}
+
+func load(dir string) (state, error) {
+	var st state
+	raw, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, fmt.Errorf("%s: %v", filepath.Join(dir, stateFile), err)
+	}
+	return st, nil
+}
+
+func store(dir string, st state) error {
+	raw, _ := json.Marshal(st)
+	path := filepath.Join(dir, stateFile)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(raw, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// The network.
+
+// accept reads the messages peers send on the connections they dial.
+func (n *node) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return // closed at shutdown
+		}
+		go func() {
+			defer c.Close()
+			sc := bufio.NewScanner(c)
+			for sc.Scan() {
+				var m msg
+				if json.Unmarshal(sc.Bytes(), &m) != nil {
+					continue
+				}
+				n.mu.Lock()
+				n.handle(m)
+				n.mu.Unlock()
+			}
+		}()
+	}
+}
+
+// dialLoop keeps one connection to a peer's address, redialling with
+// backoff, and writes the peer's queued messages to it. It reads nothing
+// but the connection's end. The backoff stops at backoffMax, half the
+// base election timeout, so that a peer that restarts hears the leader
+// before its own first timeout.
+func dialLoop(ctx context.Context, addr string, q chan []byte, backoffMax time.Duration) {
+	d := net.Dialer{Timeout: dialTimeout}
+	backoff := backoffMin
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, backoffMax)
+			continue
+		}
+		closed := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, c)
+			close(closed)
+		}()
+	write:
+		for {
+			select {
+			case <-ctx.Done():
+				c.Close()
+				return
+			case <-closed:
+				break write
+			case line := <-q:
+				c.SetWriteDeadline(time.Now().Add(writeLimit))
+				if _, err := c.Write(line); err != nil {
+					break write
+				}
+				backoff = backoffMin
+			}
+		}
+		c.Close()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+}

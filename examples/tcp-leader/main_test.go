@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin is the server, built once for every test in this package.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tcp-leader-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "tcp-leader")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const waitLimit = 10 * time.Second
+
+// logBuffer collects a process's stderr.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	log  *logBuffer
+	done chan struct{} // closed when the process has exited
+	err  error         // its exit, once done is closed
+}
+
+type cluster struct {
+	t       *testing.T
+	ids     []string
+	listen  map[string]string
+	status  map[string]string
+	procs   map[string]*proc
+	timeout string
+}
+
+// newCluster picks addresses for n nodes on 127.0.X.i, with X random and
+// every port one the kernel just handed out, so that tests running at
+// once do not collide.
+func newCluster(t *testing.T, n int) *cluster {
+	c := &cluster{t: t, listen: map[string]string{}, status: map[string]string{}, procs: map[string]*proc{}, timeout: "150ms"}
+	octet := 1 + rand.IntN(254)
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	free := func(host string) string {
+		l, err := net.Listen("tcp", host+":0")
+		if err != nil {
+			t.Skipf("cannot listen on %s (this test needs all of 127.0.0.0/8 on loopback): %v", host, err)
+		}
+		held = append(held, l)
+		return l.Addr().String()
+	}
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("n%d", i)
+		host := fmt.Sprintf("127.0.%d.%d", octet, i)
+		c.ids = append(c.ids, id)
+		c.listen[id], c.status[id] = free(host), free(host)
+	}
+	return c
+}
+
+// start runs node id on the data directory dir.
+func (c *cluster) start(id, dir string) *proc {
+	c.t.Helper()
+	args := []string{"--id", id, "--listen", c.listen[id], "--status", c.status[id], "--data", dir, "--election-timeout", c.timeout}
+	for _, p := range c.ids {
+		if p != id {
+			args = append(args, "--peer", p+"="+c.listen[p])
+		}
+	}
+	p := &proc{cmd: exec.Command(bin, args...), log: &logBuffer{}, done: make(chan struct{})}
+	p.cmd.Stderr = p.log
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	c.t.Cleanup(func() {
+		p.cmd.Process.Kill() // by pid; an error means it is gone already
+		<-p.done
+		if c.t.Failed() {
+			c.t.Logf("stderr of %s (pid %d):\n%s", id, p.cmd.Process.Pid, p.log)
+		}
+	})
+	c.procs[id] = p
+	return p
+}
+
+// kill SIGKILLs node id by its pid and waits for it to be gone.
+func (c *cluster) kill(id string) {
+	c.t.Helper()
+	p := c.procs[id]
+	if err := p.cmd.Process.Kill(); err != nil {
+		c.t.Fatal(err)
+	}
+	<-p.done
+	delete(c.procs, id)
+}
+
+var client = &http.Client{Timeout: 200 * time.Millisecond}
+
+func (c *cluster) statusOf(id string) (status, error) {
+	var s status
+	resp, err := client.Get("http://" + c.status[id] + "/status")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, errors.New(resp.Status)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&s)
+	return s, err
+}
+
+// settled polls the running nodes until they agree: one leader, in a term
+// above after, and every other node following it in that term.
+func (c *cluster) settled(after int64) status {
+	c.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	var last []status
+	for time.Now().Before(deadline) {
+		last = last[:0]
+		for id := range c.procs {
+			if s, err := c.statusOf(id); err == nil {
+				last = append(last, s)
+			}
+		}
+		if len(last) == len(c.procs) {
+			var lead []status
+			for _, s := range last {
+				if s.Role == leader {
+					lead = append(lead, s)
+				}
+			}
+			ok := len(lead) == 1 && lead[0].Term > after && lead[0].Leader == lead[0].ID
+			for _, s := range last {
+				ok = ok && s.Term == lead[0].Term && s.Leader == lead[0].ID &&
+					(s.Role == follower || s.ID == lead[0].ID)
+			}
+			if ok {
+				return lead[0]
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("no single leader above term %d within %v; last statuses %+v", after, waitLimit, last)
+	return status{}
+}
+
+// logged waits for node id's stderr to hold line.
+func (c *cluster) logged(id, line string) {
+	c.t.Helper()
+	p := c.procs[id]
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		if strings.Contains("\n"+p.log.String(), "\n"+line+"\n") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatalf("%s never logged %q", id, line)
+}
+
+// checkLogs checks that every running node logged the belief st.
+func (c *cluster) checkLogs(st status) {
+	c.t.Helper()
+	for id := range c.procs {
+		if id == st.Leader {
+			c.logged(id, fmt.Sprintf("%s became leader at term %d", id, st.Term))
+		} else {
+			c.logged(id, fmt.Sprintf("%s follows %s at term %d", id, st.Leader, st.Term))
+		}
+	}
+}
+
+var startLine = regexp.MustCompile(`(?m)^(\S+) starting at term (\d+):`)
+
+// startTerm waits for node id's startup line and returns its term.
+func (c *cluster) startTerm(id string) int64 {
+	c.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		if m := startLine.FindStringSubmatch(c.procs[id].log.String()); m != nil {
+			if m[1] != id {
+				c.t.Fatalf("startup line names %s, not %s", m[1], id)
+			}
+			t, _ := strconv.ParseInt(m[2], 10, 64)
+			return t
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatalf("%s never logged its startup line", id)
+	return 0
+}
+
+func TestElection(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	data := map[string]string{}
+	for _, id := range c.ids {
+		data[id] = t.TempDir()
+		c.start(id, data[id])
+	}
+	first := c.settled(0)
+	c.checkLogs(first)
+	t.Logf("%s leads term %d", first.Leader, first.Term)
+
+	// Kill the leader: the other two elect one of them in a higher term.
+	old := first.Leader
+	c.kill(old)
+	second := c.settled(first.Term)
+	if second.Leader == old {
+		t.Fatalf("%s still leads after it was killed", old)
+	}
+	c.checkLogs(second)
+	t.Logf("%s leads term %d", second.Leader, second.Term)
+
+	// Restart the old leader on its data: it keeps its term, and follows.
+	c.start(old, data[old])
+	if got := c.startTerm(old); got < first.Term {
+		t.Fatalf("%s restarted at term %d, below the term %d it led", old, got, first.Term)
+	}
+	third := c.settled(second.Term - 1) // the same term or a later one
+	if third.Leader != old {
+		c.logged(old, fmt.Sprintf("%s follows %s at term %d", old, third.Leader, third.Term))
+	}
+
+	// Replace a follower by one with its data wiped: it starts at term 0,
+	// and catches up.
+	var wiped string
+	for _, id := range c.ids {
+		if id != third.Leader {
+			wiped = id
+			break
+		}
+	}
+	c.kill(wiped)
+	c.start(wiped, t.TempDir())
+	if got := c.startTerm(wiped); got != 0 {
+		t.Fatalf("%s started on wiped data at term %d, not 0", wiped, got)
+	}
+	c.settled(third.Term - 1)
+
+	// SIGTERM ends a node cleanly.
+	p := c.procs[wiped]
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		if p.err != nil {
+			t.Fatalf("%s exited with %v on SIGTERM", wiped, p.err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatalf("%s did not exit on SIGTERM", wiped)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{},
+		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir()},
+		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2"},
+		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n1=127.0.0.1:3"},
+		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3", "--election-timeout", "soon"},
+		{"--id", "n1", "--listen", "nowhere", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3"},
+	} {
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Errorf("%q: got %v, want exit status 2", args, err)
+		}
+		if !strings.HasPrefix(stderr.String(), "tcp-leader: ") {
+			t.Errorf("%q: stderr %q does not explain", args, stderr.String())
+		}
+	}
+}
