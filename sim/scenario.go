@@ -25,6 +25,9 @@ var ErrNotSimulable = errors.New("the simulator runs built-in state machines onl
 // (its command key).
 var ErrForeign = fmt.Errorf("%w, and this scenario runs a foreign node program (command); use coup run", ErrNotSimulable)
 
+// ErrServers is the error for a scenario of real servers ([server]).
+var ErrServers = fmt.Errorf("%w, and this scenario runs real servers ([server]), whose code and clocks are their own; use coup run", ErrNotSimulable)
+
 // ErrRealOnly is the error for a built-in algorithm that is not a state
 // machine (memberlist).
 var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and goroutines, so it runs only as real processes; use coup run", ErrNotSimulable)
@@ -35,6 +38,9 @@ var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and gor
 func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 	if sc.Command != nil {
 		return Config{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
+	}
+	if sc.Server != nil {
+		return Config{}, fmt.Errorf("%s: server: %w", sc.File, ErrServers)
 	}
 	spec, ok := algorithms.Lookup(sc.Algorithm)
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -202,7 +203,14 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			out.printf("%s\n", sc.File)
 		}
 		start := time.Now()
-		res, dir, err := harness.Run(ctx, sc, opts)
+		var res *verdict.Results
+		var dir string
+		var err error
+		if sc.Server != nil {
+			res, dir, err = servers.Run(ctx, sc, servers.Options{Store: opts.Store, Progress: opts.Progress})
+		} else {
+			res, dir, err = harness.Run(ctx, sc, opts)
+		}
 		if err != nil {
 			// The run has no verdict to trust: it could not be carried
 			// out, or its results could not be saved.

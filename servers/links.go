@@ -1,0 +1,165 @@
+package servers
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers/proxy"
+)
+
+// startProxies puts a proxy on every directed link: for address links, one
+// per ordered pair of nodes and peer port, which knows its dialler by the
+// address it was dialled at; for process links, one per node and peer
+// port, which finds its dialler by the socket's process.
+func (r *run) startProxies() error {
+	nodes := r.layout.nodes
+	listen := func(cfg proxy.Config) error {
+		cfg.Policy = policy{r}
+		cfg.Events = r.linkEvent
+		p, err := proxy.Listen(cfg)
+		if err != nil {
+			return err
+		}
+		r.proxies = append(r.proxies, p)
+		return nil
+	}
+	for _, to := range nodes {
+		for _, port := range r.sv.Peer {
+			target := to.Addr[port]
+			if r.sv.Links == scenario.LinksProcess {
+				addr := net.JoinHostPort(r.layout.proxy(to.Index), strconv.Itoa(to.Port[port]))
+				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, Attribute: proxy.ByProcess(r.groups)}); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, from := range nodes {
+				if from == to {
+					continue
+				}
+				addr := net.JoinHostPort(r.layout.link(from.Index, to.Index), strconv.Itoa(to.Port[port]))
+				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, From: from.ID}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	r.logf("links: %d proxies (%s links, %s)", len(r.proxies), r.sv.Links, r.layout)
+	return nil
+}
+
+// groups maps each server that is up to its process group, for
+// attribution by process.
+func (r *run) groups() map[string]int {
+	out := map[string]int{}
+	for _, s := range r.servers {
+		if pid := s.pid(); pid > 0 {
+			out[s.id] = pid
+		}
+	}
+	return out
+}
+
+// policy is the nemesis's view of each link, read under the driver's lock.
+type policy struct{ r *run }
+
+// Cut says whether a partition cuts the link, and how.
+func (p policy) Cut(l nemesis.Link) proxy.Cut {
+	p.r.mu.Lock()
+	cut, refuse := p.r.nem.Cut(l)
+	p.r.mu.Unlock()
+	switch {
+	case refuse:
+		return proxy.Refuse
+	case cut:
+		return proxy.Stall
+	}
+	return proxy.None
+}
+
+// Chunk asks the nemesis the fate of a chunk as of a message: a loss
+// holds it (then resets the connection), a delay delays it, a corruption
+// alters it. Base latency and jitter are the network's, as for messages.
+func (p policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) proxy.Fate {
+	r := p.r
+	r.mu.Lock()
+	if !r.nem.Alters(l) {
+		b = nil // the fate does not depend on the bytes: none is copied
+	}
+	f := r.nem.Decide(nemesis.Msg{Link: l, Type: "stream", Body: b}, r.Now())
+	r.mu.Unlock()
+	if f.Drop {
+		return proxy.Fate{Lost: true, LossReset: r.sv.LossReset.D}
+	}
+	c := f.Copies[0] // a stream has no duplicates (validation refuses them)
+	out := proxy.Fate{Delay: c.Delay}
+	if c.Body != nil {
+		out.Body, out.How = c.Body, c.Corrupt
+	}
+	return out
+}
+
+// linkStats counts what the proxies did.
+type linkStats struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (s *linkStats) add(key string) {
+	s.mu.Lock()
+	if s.n == nil {
+		s.n = map[string]int64{}
+	}
+	s.n[key]++
+	s.mu.Unlock()
+}
+
+func (s *linkStats) counts() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range s.n {
+		out[k] = v
+	}
+	return out
+}
+
+// linkEvent logs what a proxy did, counts it, and records in the history
+// what a checker or a reader needs: a connection reset or refused by a
+// fault, one that could not be attributed, and where a stream was
+// corrupted. Opens, closes and releases are only logged.
+func (r *run) linkEvent(e proxy.Event) {
+	r.logf("link %s→%s conn %d: %s %s (byte %d)", e.Link.From, e.Link.To, e.Conn, e.Kind, e.Detail, e.Off)
+	ev := history.Event{Kind: history.KindMsg, Src: e.Link.From, Dest: e.Link.To, MType: "stream", Msg: int64(e.Conn)}
+	switch e.Kind {
+	case proxy.EventOpen:
+		r.stats.add(history.CountLinkConns)
+		return
+	case proxy.EventReset:
+		r.stats.add(history.CountLinkResets)
+		ev.What, ev.Reason = history.MsgDrop, "reset: "+e.Detail
+	case proxy.EventRefuse:
+		r.stats.add(history.CountLinkRefused)
+		if (policy{r}).Cut(e.Link) != proxy.Refuse && (policy{r}).Cut(nemesis.Link{From: e.Link.To, To: e.Link.From}) != proxy.Refuse {
+			return // the server itself refused (not listening yet): no fault's doing
+		}
+		ev.What, ev.Reason = history.MsgDrop, "refused: "+e.Detail
+	case proxy.EventUnattributed:
+		r.stats.add(history.CountLinkUnattributed)
+		ev.What, ev.Reason = history.MsgDrop, "unattributed: "+e.Detail
+	case proxy.EventCorrupt:
+		r.stats.add(history.CountLinkCorrupted)
+		ev.What, ev.Reason = history.MsgCorrupt, fmt.Sprintf("%s at byte %d", e.Detail, e.Off)
+	case proxy.EventRelease:
+		r.stats.add(history.CountLinkHeld)
+		return
+	default:
+		return
+	}
+	r.observed(ev)
+}

@@ -1,0 +1,211 @@
+package servers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
+)
+
+// observer turns what the servers say (their log lines, their answers to
+// polls) into the history's leader reports, the same reports a protocol
+// node sends, so that every election check judges real servers unchanged.
+//
+// A server names its leader its own way (etcd by raft id, ZooKeeper not at
+// all): a pattern's "self" group teaches the observer each node's own name
+// for itself, and a follower that names no leader is taken to follow the
+// node that claims to lead in its term. A follower whose leader is not
+// known yet is held until it is, and then recorded.
+type observer struct {
+	r  *run
+	mu sync.Mutex
+	// names maps what servers call each other to node ids.
+	names map[string]string
+	// claims maps a term to the node that claimed to lead in it.
+	claims map[int64]string
+	nodes  map[string]*belief
+}
+
+// belief is what the observer last recorded of one node, and what it
+// holds back.
+type belief struct {
+	up       bool
+	gen      int // counts the node's starts: a poll of an old one is dropped
+	recorded bool
+	leader   string
+	term     *int64
+	held     *reading
+}
+
+// reading is one observation, read through the patterns.
+type reading struct {
+	role, leader, self string
+	term               *int64
+	source             string
+}
+
+func newObserver(r *run) *observer {
+	o := &observer{r: r, names: map[string]string{}, claims: map[int64]string{}, nodes: map[string]*belief{}}
+	for i := range r.sc.Nodes {
+		id := scenario.NodeName(i)
+		o.names[id] = id
+		o.names[strconv.Itoa(i+1)] = id
+		o.nodes[id] = &belief{}
+	}
+	return o
+}
+
+// started is told of a node's start: it believes nothing yet.
+func (o *observer) started(node string) {
+	o.mu.Lock()
+	b := o.nodes[node]
+	*b = belief{up: true, gen: b.gen + 1}
+	o.mu.Unlock()
+}
+
+// ended is told that a node is being stopped: polls of it are dropped
+// from now on. Its log lines, written before it died, still count.
+func (o *observer) ended(node string) {
+	o.mu.Lock()
+	o.nodes[node].up = false
+	o.mu.Unlock()
+}
+
+// line reads a log line through the log patterns.
+func (o *observer) line(node string, line []byte) {
+	for i := range o.r.sv.Log {
+		p := &o.r.sv.Log[i]
+		m := p.Regexp().FindSubmatch(line)
+		if m == nil {
+			continue
+		}
+		rd := &reading{role: p.Role, source: "log"}
+		for j, name := range p.Regexp().SubexpNames() {
+			if j > 0 && name != "" && m[j] != nil {
+				rd.set(o.r.sv, name, string(m[j]))
+			}
+		}
+		o.observe(node, -1, rd)
+	}
+}
+
+// set fills in one named group of a reading.
+func (rd *reading) set(sv *scenario.Server, group, v string) {
+	switch group {
+	case "role":
+		rd.role = sv.RoleOf(v)
+	case "leader":
+		rd.leader = v
+	case "self":
+		rd.self = v
+	case "term":
+		if t, ok := parseTerm(v); ok {
+			rd.term = &t
+		}
+	}
+}
+
+func parseTerm(v string) (int64, bool) {
+	v = strings.TrimSpace(v)
+	base := 10
+	if s, ok := strings.CutPrefix(strings.ToLower(v), "0x"); ok {
+		v, base = s, 16
+	}
+	t, err := strconv.ParseInt(v, base, 64)
+	return t, err == nil
+}
+
+// observe records what a reading says a node believes. gen is the start
+// of the node a poll asked (-1 for a log line, which always counts).
+func (o *observer) observe(node string, gen int, rd *reading) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b := o.nodes[node]
+	if gen >= 0 && (!b.up || b.gen != gen) {
+		return
+	}
+	if rd.self != "" {
+		o.names[rd.self] = node
+	}
+	if rd.role == "" {
+		o.resolveHeld()
+		return
+	}
+	b.held = rd
+	o.resolveHeld()
+}
+
+// resolveHeld records every held reading whose leader is now known.
+func (o *observer) resolveHeld() {
+	for changed := true; changed; {
+		changed = false
+		for node, b := range o.nodes {
+			if b.held == nil {
+				continue
+			}
+			leader, ok := o.leaderOf(node, b.held)
+			if !ok {
+				continue
+			}
+			rd := b.held
+			b.held = nil
+			if leader == node && rd.term != nil {
+				if _, seen := o.claims[*rd.term]; !seen {
+					o.claims[*rd.term] = node
+					changed = true
+				}
+			}
+			o.record(node, b, leader, rd)
+		}
+	}
+}
+
+// leaderOf is the leader a reading names, when it is known.
+func (o *observer) leaderOf(node string, rd *reading) (string, bool) {
+	switch rd.role {
+	case scenario.RoleNone:
+		return "", true
+	case scenario.RoleLeader:
+		return node, true
+	}
+	if rd.leader != "" {
+		id, ok := o.names[rd.leader]
+		return id, ok
+	}
+	if rd.term != nil {
+		id, ok := o.claims[*rd.term]
+		return id, ok
+	}
+	return "", false
+}
+
+// record writes a leader report when the node's belief changed.
+//
+// A node believes nothing until it first reports, so a first belief in no
+// leader is not recorded: a trigger on the first leader report (when =
+// { report = "leader" }) then fires on the first claim.
+func (o *observer) record(node string, b *belief, leader string, rd *reading) {
+	if b.recorded && b.leader == leader && sameTerm(b.term, rd.term) {
+		return
+	}
+	if !b.recorded && leader == "" {
+		return
+	}
+	b.recorded, b.leader, b.term = true, leader, rd.term
+	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: leader, Term: rd.term, Detail: rd.source})
+}
+
+func sameTerm(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// pollSource says where a polled report came from, and so its resolution.
+func pollSource(sv *scenario.Server) string {
+	return fmt.Sprintf("poll every %s", sv.PollEvery.D)
+}

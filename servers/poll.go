@@ -1,0 +1,161 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/coupharness/coup/scenario"
+)
+
+// maxAnswer bounds what one poll reads: a server's answer is under
+// suspicion like every byte it writes.
+const maxAnswer = 1 << 20
+
+// startPolls starts one polling loop per node, when the scenario polls.
+func (r *run) startPolls() {
+	if len(r.sv.Poll) == 0 {
+		return
+	}
+	for _, s := range r.servers {
+		r.polls.Add(1)
+		go func() {
+			defer r.polls.Done()
+			r.pollLoop(s)
+		}()
+	}
+}
+
+// pollLoop asks a node every PollEvery what it believes, until the run
+// stops. A round is skipped for a node that is down; a round whose
+// questions all fail (a paused or dying server) says nothing.
+func (r *run) pollLoop(s *server) {
+	t := time.NewTicker(r.sv.PollEvery.D)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		r.obs.mu.Lock()
+		b := r.obs.nodes[s.id]
+		up, gen := b.up, b.gen
+		r.obs.mu.Unlock()
+		if !up {
+			continue
+		}
+		rd, err := r.sv.Render(s.data)
+		if err != nil {
+			r.logf("%s: poll: %v", s.id, err)
+			continue
+		}
+		reading := &reading{source: pollSource(r.sv)}
+		answered := false
+		for i, p := range rd.Polls {
+			answer, err := r.ask(p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
+			if err != nil {
+				continue
+			}
+			answered = true
+			for j := range r.sv.Poll[i].Match {
+				readPattern(r.sv, &r.sv.Poll[i].Match[j], answer, reading)
+			}
+		}
+		if answered {
+			r.obs.observe(s.id, gen, reading)
+		}
+	}
+}
+
+// readPattern reads an answer through one pattern into rd.
+func readPattern(sv *scenario.Server, p *scenario.Pattern, answer []byte, rd *reading) {
+	m := p.Regexp().FindSubmatch(answer)
+	if m == nil {
+		return
+	}
+	if p.Role != "" {
+		rd.role = p.Role
+	}
+	for j, name := range p.Regexp().SubexpNames() {
+		if j > 0 && name != "" && m[j] != nil {
+			rd.set(sv, name, string(m[j]))
+		}
+	}
+}
+
+// ask asks one poll's question.
+func (r *run) ask(p scenario.RenderedPoll, send string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	switch {
+	case p.TCP != "":
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", p.TCP)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		deadline, _ := ctx.Deadline()
+		c.SetDeadline(deadline)
+		if send != "" {
+			if _, err := io.WriteString(c, send); err != nil {
+				return nil, err
+			}
+		}
+		return io.ReadAll(io.LimitReader(c, maxAnswer))
+	case p.HTTP != "":
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.HTTP, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("%s: %s", p.HTTP, resp.Status)
+		}
+		return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	case p.File != "":
+		f, err := os.Open(p.File)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return io.ReadAll(io.LimitReader(f, maxAnswer))
+	default:
+		cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 100 * time.Millisecond
+		var out bytes.Buffer
+		cmd.Stdout = &limited{w: &out, n: maxAnswer}
+		err := cmd.Run()
+		return out.Bytes(), err
+	}
+}
+
+// limited writes at most n bytes to w and drops the rest.
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(b []byte) (int, error) {
+	k := len(b)
+	if len(b) > l.n {
+		b = b[:l.n]
+	}
+	l.n -= len(b)
+	_, err := l.w.Write(b)
+	return k, err
+}

@@ -1,0 +1,274 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers/proxy"
+	"github.com/coupharness/coup/verdict"
+)
+
+// Options configure a run of real servers.
+type Options struct {
+	// Store is the store's root folder (default "store").
+	Store string
+	// Progress receives a line per phase of the run (nil: none).
+	Progress io.Writer
+}
+
+// run is one run of a scenario of real servers: the driver of its
+// lifecycle.
+type run struct {
+	sc   *scenario.Scenario
+	sv   *scenario.Server
+	opts Options
+	ctx  context.Context
+	dir  string
+	rec  *history.Recorder
+	life *lifecycle.Run
+	nem  *nemesis.Nemesis
+
+	// mu is the driver's lock: the nemesis's net (Cut, Decide) is read
+	// under it by the proxies' policy, and changed under it by the
+	// lifecycle.
+	mu sync.Mutex
+
+	// zero is the run's time origin, set once every server is up;
+	// before it, observations wait in early.
+	zeroMu  sync.Mutex
+	zero    time.Time
+	started bool
+	early   []history.Event
+
+	layout  *layout
+	servers []*server
+	byID    map[string]*server
+	proxies []*proxy.Proxy
+	obs     *observer
+	stats   linkStats
+	polls   sync.WaitGroup
+	stop    chan struct{}
+	stopped bool
+
+	logMu sync.Mutex
+	log   *os.File
+	begin time.Time
+}
+
+// Run runs a scenario of real servers and returns its results and its
+// store folder. Its lifecycle is the one every driver shares
+// (lifecycle.Execute); this driver starts the servers, puts a fault proxy
+// on every directed link between them, carries out the process faults
+// with signals, and turns what the servers say of their leaders into the
+// history's reports. When ctx is cancelled (Ctrl-C), the servers are
+// stopped and the prefix recorded is checked.
+func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Results, string, error) {
+	if sc.Server == nil {
+		return nil, "", fmt.Errorf("scenario %s has no [server]: it runs under the pipe driver", sc.Name)
+	}
+	if opts.Store == "" {
+		opts.Store = "store"
+	}
+	out, err := lifecycle.Execute(ctx, opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
+		return newRun(sc, opts, f), nil
+	})
+	if out == nil {
+		return nil, "", err
+	}
+	return out.Results, out.Dir, err
+}
+
+func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, log: f.Log, byID: map[string]*server{}, stop: make(chan struct{}), begin: time.Now()}
+	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
+	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
+	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
+	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
+	r.obs = newObserver(r)
+	return r.life
+}
+
+var _ lifecycle.Driver = (*run)(nil)
+
+// Start lays out the addresses, starts the proxies and every server, and
+// waits until each accepts connections on its ready port
+// (lifecycle.Driver). That moment is the run's zero.
+func (r *run) Start(ctx context.Context, zero func()) error {
+	r.ctx = ctx
+	var err error
+	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+	}
+	for _, node := range r.layout.nodes {
+		s := &server{r: r, id: node.ID, data: node}
+		r.servers = append(r.servers, s)
+		r.byID[node.ID] = s
+	}
+	if err := r.startProxies(); err != nil {
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+	}
+	r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	errs := make(chan error, len(r.servers))
+	for _, s := range r.servers {
+		go func() { errs <- s.start(ctx, false) }()
+	}
+	var first error
+	for range r.servers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	r.zeroMu.Lock()
+	r.zero = time.Now()
+	r.zeroMu.Unlock()
+	zero()
+	if first != nil {
+		if ctx.Err() != nil {
+			return lifecycle.ErrInterrupted
+		}
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, first)
+	}
+	for _, s := range r.servers {
+		r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
+	}
+	r.zeroMu.Lock()
+	early := r.early
+	r.early, r.started = nil, true
+	r.zeroMu.Unlock()
+	for _, e := range early {
+		e.Time = 0
+		r.rec.Record(e)
+	}
+	r.startPolls()
+	return nil
+}
+
+// observed records an observation: at once once the run has started,
+// else at its zero, after the servers' starts.
+func (r *run) observed(e history.Event) {
+	r.zeroMu.Lock()
+	if !r.started {
+		r.early = append(r.early, e)
+		r.zeroMu.Unlock()
+		return
+	}
+	r.zeroMu.Unlock()
+	r.rec.Record(e)
+}
+
+// Begin starts the workload's clients: real servers have none yet
+// (lifecycle.Driver).
+func (r *run) Begin() {}
+
+// Now is the time since the run's zero (lifecycle.Driver).
+func (r *run) Now() time.Duration {
+	r.zeroMu.Lock()
+	z := r.zero
+	r.zeroMu.Unlock()
+	if z.IsZero() {
+		return 0
+	}
+	return time.Since(z)
+}
+
+// Wait sleeps until t, or until the run has events for the nemesis
+// (lifecycle.Driver).
+func (r *run) Wait(ctx context.Context, t time.Duration) bool {
+	d := t - r.Now()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-r.life.Woken():
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// Lock and Unlock guard the nemesis's net, which the proxies read
+// (lifecycle.Driver).
+func (r *run) Lock() { r.mu.Lock() }
+
+// Unlock releases the lock and, since the lifecycle may have changed the
+// net under it, tells every proxy to look again at the links.
+func (r *run) Unlock() {
+	r.mu.Unlock()
+	for _, p := range r.proxies {
+		p.Changed()
+	}
+}
+
+// Record records an event (lifecycle.Driver).
+func (r *run) Record(e history.Event) { r.rec.Record(e) }
+
+// Stop stops the polls, every server and every proxy, and returns the
+// counters of the end event (lifecycle.Driver).
+func (r *run) Stop() map[string]int64 {
+	r.zeroMu.Lock()
+	if !r.stopped {
+		r.stopped = true
+		close(r.stop)
+	}
+	r.zeroMu.Unlock()
+	r.polls.Wait()
+	var wg sync.WaitGroup
+	for _, s := range r.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.end(history.ProcStop)
+		}()
+	}
+	wg.Wait()
+	counts := r.stats.counts()
+	for _, p := range r.proxies {
+		st := p.Stats()
+		counts[history.CountLinkUnattributedOpen] += int64(st.OpenUnattributed)
+		_ = p.Close()
+	}
+	if n := counts[history.CountLinkUnattributedOpen]; n > 0 {
+		r.progress("WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it", console.Plural(int(n), "connection", "connections"))
+	}
+	return counts
+}
+
+// Close closes the history and reads it back (lifecycle.Driver).
+func (r *run) Close() (*history.History, error) {
+	if err := r.rec.Close(); err != nil {
+		return nil, err
+	}
+	return history.ReadFile(filepath.Join(r.dir, lifecycle.HistoryFile))
+}
+
+// Logf writes a line to harness.log (lifecycle.Driver).
+func (r *run) Logf(format string, args ...any) { r.logf(format, args...) }
+
+// Progress writes a line to harness.log and the console (lifecycle.Driver).
+func (r *run) Progress(format string, args ...any) { r.progress(format, args...) }
+
+func (r *run) logf(format string, args ...any) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	fmt.Fprintf(r.log, "%9.3fs %s\n", time.Since(r.begin).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (r *run) progress(format string, args ...any) {
+	r.logf(format, args...)
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, "  %s\n", console.Printable(fmt.Sprintf(format, args...)))
+	}
+}
