@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -151,6 +152,9 @@ type ServerNode struct {
 	// State is "new" at the first start and "existing" after a replace
 	// (a member that joins a running cluster).
 	State string
+	// Scenario is the scenario file's folder, as an absolute path: a
+	// server's program or files named relative to the scenario.
+	Scenario string
 }
 
 // Endpoint is a node's address and ports.
@@ -519,10 +523,14 @@ func ServerNodes(s *Scenario, dir string, host func(int) string, link func(int, 
 		}
 		return out
 	}
+	folder, err := filepath.Abs(filepath.Dir(s.File))
+	if err != nil {
+		folder = filepath.Dir(s.File)
+	}
 	var out []*ServerNode
 	for i := range n {
 		node := &ServerNode{ID: own[i].ID, Index: i + 1, Dir: dir + "/" + own[i].ID, Host: own[i].Host,
-			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new"}
+			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new", Scenario: folder}
 		node.Data = node.Dir + "/data"
 		for j := range n {
 			switch {
