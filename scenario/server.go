@@ -607,7 +607,10 @@ func encodeServer(sv *Server) []byte {
 		}
 	}
 	dur := func(k string, d Duration) {
-		if d.Set {
+		switch {
+		case d.Set && d.Raw != "":
+			m[k] = d.Raw // as written, so that the text reads back the same
+		case d.Set:
 			m[k] = d.D.String()
 		}
 	}
@@ -655,7 +658,7 @@ func encodeServer(sv *Server) []byte {
 				e["command"] = p.Command
 			}
 			if p.Timeout.Set {
-				e["timeout"] = p.Timeout.D.String()
+				e["timeout"] = p.Timeout.Raw
 			}
 			polls = append(polls, e)
 		}
