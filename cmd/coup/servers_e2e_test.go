@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/coupharness/coup/history"
+)
+
+// needs skips a test when a real server's program is not installed here
+// (CI installs etcd and ZooKeeper: .ci/run).
+func needs(t *testing.T, preset string) {
+	t.Helper()
+	switch preset {
+	case "etcd":
+		if _, err := exec.LookPath("etcd"); err != nil {
+			t.Skip("etcd is not installed (apt-get install etcd-server)")
+		}
+	case "zookeeper":
+		if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
+			t.Skip("ZooKeeper is not installed (apt-get install zookeeper)")
+		}
+	}
+}
+
+func serverScenario(t *testing.T, preset, extra string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), preset+".toml")
+	src := fmt.Sprintf("nodes = 3\nduration = \"1s\"\nrecovery = \"500ms\"\n[server]\npreset = %q\n%s\n[checks]\nrun = [\"one-leader-per-term\"]\n", preset, extra)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// Real servers are stopped by pid when the run ends, when coup is
+// interrupted (SIGINT, SIGTERM), and when they fail to start in time:
+// none is left behind, whatever happened.
+func TestServersLeaveNoProcess(t *testing.T) {
+	for _, preset := range []string{"etcd", "zookeeper"} {
+		t.Run(preset+"/end", func(t *testing.T) {
+			needs(t, preset)
+			tag := tagged(t)
+			store := t.TempDir()
+			file := serverScenario(t, preset, "")
+			// Long enough for etcd's first election (about 2.5s).
+			os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "4s"`, 1)), 0o644)
+			cmd := exec.Command(coupBin, "run", "--store", store, file)
+			cmd.Env = append(os.Environ(), tag)
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
+				t.Errorf("exit %d, want a verdict (0 or 1):\n%s", code, out)
+			}
+			checkNoSurvivors(t, tag)
+			h, err := history.ReadFile(filepath.Join(store, preset, "latest", "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h.Ended {
+				t.Errorf("the run's history has no end event:\n%s", out)
+			}
+		})
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(preset+"/"+sig.String(), func(t *testing.T) {
+				needs(t, preset)
+				file := serverScenario(t, preset, "")
+				os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "60s"`, 1)), 0o644)
+				tag := tagged(t)
+				cmd, out := startUp(t, tag, "run", "--store", t.TempDir(), file)
+				if n := len(survivors(tag)); n != 5 {
+					t.Errorf("%d tagged processes while running, want 5 (coup, its reaper and 3 servers)", n)
+				}
+				cmd.Process.Signal(sig)
+				err := cmd.Wait()
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+					t.Errorf("exit %v, want 3\n%s", err, out.String())
+				}
+				checkNoSurvivors(t, tag)
+			})
+		}
+		t.Run(preset+"/start-timeout", func(t *testing.T) {
+			needs(t, preset)
+			tag := tagged(t)
+			cmd := exec.Command(coupBin, "run", "--store", t.TempDir(), serverScenario(t, preset, `start_timeout = "1ms"`))
+			cmd.Env = append(os.Environ(), tag)
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "did not accept connections") {
+				t.Errorf("exit %d, want 2 with the server that did not come up named:\n%s", code, out)
+			}
+			checkNoSurvivors(t, tag)
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
