@@ -202,7 +202,10 @@ func (r *Results) printProxy(w io.Writer) {
 			met := m[Proxied] >= TargetProxyThroughput*m[Forwarder]
 			fmt.Fprintf(tw, "  %s: round trips/s\t%s %s\t≥ %g× forwarder\n", cs.Title, cells(m, formatRate, times), mark(met), TargetProxyThroughput)
 			m = med(func(f Figures) float64 { return float64(f.CPUPerMessage()) })
-			fmt.Fprintf(tw, "  %s: CPU per message\t%s\t\n", cs.Title, cells(m, formatDuration, times))
+			row := cells(m, formatDuration, times)
+			// Direct has no carrier whose time to count.
+			row = "no carrier" + strings.TrimPrefix(row, formatDuration(m[Direct]))
+			fmt.Fprintf(tw, "  %s: CPU per message\t%s\t\n", cs.Title, row)
 		default:
 			m := med(func(f Figures) float64 { return float64(f.P50) })
 			met := m[Proxied] <= TargetProxyP50*m[Forwarder]
