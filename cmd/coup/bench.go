@@ -15,9 +15,9 @@ import (
 
 const benchUsage = `usage: coup bench [flags]
   measure coup's own speed: the router against a minimal relay (with and
-  without recording, and with a fault mix), the start of many nodes, and
-  reading and checking a large history; docs/performance.md explains the
-  table
+  without recording, and with a fault mix), the fault proxy against a plain
+  TCP forwarder, the start of many nodes, and reading and checking a large
+  history; docs/performance.md explains the table
 flags:
 `
 

@@ -30,6 +30,7 @@ func TestBenchPrintsEveryRow(t *testing.T) {
 		"steady 5000 msg/s: round-trip p50",
 		"steady 5000 msg/s: round-trip p99",
 		"steady 5000 msg/s: pings lost / echoed twice",
+		"proxy: a TCP client and an echo server",
 		"startup: from starting `coup run`",
 		"\n  3 ", "\n  4 ",
 		"history: ",

@@ -8,7 +8,7 @@
 //	coup list [DIR]             list the scenarios of a folder
 //	coup node --algo NAME       the built-in node program
 //	coup algorithms             list the built-in algorithms
-//	coup bench                  measure the harness: router, startup, history
+//	coup bench                  measure the harness: router, proxy, startup, history
 //	coup version                print coup's version
 //	coup help CMD               print a command's usage
 //

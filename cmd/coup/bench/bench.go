@@ -17,10 +17,11 @@ const (
 	PartFaults  = "faults"  // the probe with the fault mix
 	PartStartup = "startup" // many built-in nodes start and elect
 	PartHistory = "history" // a large history read and checked
+	PartProxy   = "proxy"   // round trips over TCP: direct, a plain forwarder, coup's fault proxy
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartStartup, PartHistory}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
 // value of a field is its default.
@@ -62,7 +63,8 @@ type Config struct {
 	Dir string
 	// Profile, when set, is a folder that receives CPU profiles: of the
 	// harness during a pipelined probe without and with recording (one
-	// more run of each), and of reading and checking the history.
+	// more run of each), of the fault proxy's process and of the plain
+	// forwarder's over the whole proxy part, and of reading and checking the history.
 	Profile string
 	// Progress receives a line per measurement (nil: none).
 	Progress io.Writer
@@ -144,6 +146,9 @@ type Results struct {
 	// timerSamples): the floor under any delayed message.
 	Timer [2]time.Duration
 
+	// Proxy holds the proxy part's probes.
+	Proxy []ProxyCase
+
 	Startup []Startup
 	History *HistoryFigures
 }
@@ -193,6 +198,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.Profile != "" && cfg.has(PartRouter) {
 		if err := profileRouter(ctx, &cfg, dir, progress); err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartProxy) {
+		pc, err := runProxyPart(ctx, &cfg, dir, progress)
+		res.Proxy = pc
+		if err != nil {
 			return res, err
 		}
 	}

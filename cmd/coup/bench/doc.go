@@ -24,6 +24,14 @@
 // back). With loss, the pinger gives a ping up after a retransmission
 // timeout computed as TCP does.
 //
+// The proxy part measures the real-server driver's fault proxy
+// (servers/proxy) over TCP: a client in this process and an echo server
+// (the hidden command "coup bench-probe tcp-echo") talk directly, through
+// a plain forwarder process ("tcp-forward": a read and a write per chunk,
+// nothing else) and through the proxy in a process of its own
+// ("tcp-proxy", a policy with no fault in force), pipelined and one at a
+// time, the paths taking turns within each round.
+//
 // The startup part runs `coup run` as a child process on many built-in
 // nodes and reads /proc for the time until it says they are all up, the
 // peak RSS of the harness and of each node while they run an election,

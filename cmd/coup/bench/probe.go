@@ -95,10 +95,17 @@ func parseProbeConfig(args []string) (probeConfig, error) {
 // bench-probe"): a node that speaks the node protocol on stdin and stdout,
 // answers init, and then either pings its peer and measures the round
 // trips, or echoes every ping. The pinger writes its Figures as one JSON
-// line to the --report named pipe. It returns the exit code.
+// line to the --report named pipe. Its first argument may instead name
+// another helper: "rss" (RSSMain), or one of the proxy part's TCP programs
+// (tcp-echo, tcp-forward, tcp-proxy). It returns the exit code.
 func ProbeMain(args []string) int {
-	if len(args) > 0 && args[0] == "rss" {
-		return RSSMain(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "rss":
+			return RSSMain(args[1:])
+		case tcpEcho, tcpForward, tcpProxy:
+			return tcpMain(args[0], args[1:])
+		}
 	}
 	cfg, err := parseProbeConfig(args)
 	if err != nil {

@@ -22,6 +22,8 @@ const (
 	TargetHarnessRSS         = 200e6            // and the harness under this many bytes
 	TargetCheckTime          = time.Second      // coup check on the history: under this
 	TargetCheckRSS           = 300e6            // and under this many bytes
+	TargetProxyThroughput    = 0.8              // TCP, pipelined: coup's proxy at least this fraction of the forwarder's round trips/s
+	TargetProxyP50           = 1.3              // TCP, one at a time: the proxy's p50 at most this multiple of the forwarder's
 )
 
 // Print writes the results as tables, one per part that ran.
@@ -29,6 +31,9 @@ func (r *Results) Print(w io.Writer) {
 	fmt.Fprintf(w, "coup bench: %s/%s, %d cores, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	if len(r.Router) > 0 {
 		r.printRouter(w)
+	}
+	if len(r.Proxy) > 0 {
+		r.printProxy(w)
 	}
 	if len(r.Startup) > 0 {
 		r.printStartup(w)
@@ -147,6 +152,69 @@ func mark(met bool) string {
 		return "✓"
 	}
 	return "✗"
+}
+
+func (r *Results) printProxy(w io.Writer) {
+	fmt.Fprintf(w, "\nproxy: a TCP client and an echo server, %d-byte messages: direct, through a plain forwarder process, through coup's fault proxy process (no fault in force); medians of %d rounds, the paths taking turns; (ratios) to the forwarder and to direct\n",
+		tcpMessage, r.Config.Rounds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tdirect\tforwarder\tcoup proxy\ttarget")
+	for i := range r.Proxy {
+		cs := &r.Proxy[i]
+		med := func(get func(Figures) float64) [tcpPaths]float64 {
+			var m [tcpPaths]float64
+			for p := range tcpPaths {
+				var xs []float64
+				for _, f := range cs.Runs[p] {
+					xs = append(xs, get(f))
+				}
+				m[p] = median(xs)
+			}
+			return m
+		}
+		// cells writes the three paths' medians: the forwarder's with its
+		// ratio to direct, the proxy's with its ratios to both.
+		cells := func(m [tcpPaths]float64, format func(float64) string, ratio func(float64) string) string {
+			ratioTo := func(x, y float64) string {
+				if x <= 0 || y <= 0 {
+					return ""
+				}
+				return ratio(x / y)
+			}
+			fwd := format(m[Forwarder])
+			if r := ratioTo(m[Forwarder], m[Direct]); r != "" {
+				fwd += " (" + r + " direct)"
+			}
+			prx := format(m[Proxied])
+			if r := ratioTo(m[Proxied], m[Forwarder]); r != "" {
+				prx += " (" + r + " forwarder"
+				if r := ratioTo(m[Proxied], m[Direct]); r != "" {
+					prx += ", " + r + " direct"
+				}
+				prx += ")"
+			}
+			return format(m[Direct]) + "\t" + fwd + "\t" + prx
+		}
+		times := func(x float64) string { return fmt.Sprintf("%.2f×", x) }
+		switch cs.Mode {
+		case Pipelined:
+			m := med(func(f Figures) float64 { return f.Throughput() })
+			met := m[Proxied] >= TargetProxyThroughput*m[Forwarder]
+			fmt.Fprintf(tw, "  %s: round trips/s\t%s %s\t≥ %g× forwarder\n", cs.Title, cells(m, formatRate, times), mark(met), TargetProxyThroughput)
+			m = med(func(f Figures) float64 { return float64(f.CPUPerMessage()) })
+			row := cells(m, formatDuration, times)
+			// Direct has no carrier whose time to count.
+			row = "no carrier" + strings.TrimPrefix(row, formatDuration(m[Direct]))
+			fmt.Fprintf(tw, "  %s: CPU per message\t%s\t\n", cs.Title, row)
+		default:
+			m := med(func(f Figures) float64 { return float64(f.P50) })
+			met := m[Proxied] <= TargetProxyP50*m[Forwarder]
+			fmt.Fprintf(tw, "  %s: round-trip p50\t%s %s\t≤ %g× forwarder\n", cs.Title, cells(m, formatDuration, times), mark(met), TargetProxyP50)
+			m = med(func(f Figures) float64 { return float64(f.P99) })
+			fmt.Fprintf(tw, "  %s: round-trip p99\t%s\t\n", cs.Title, cells(m, formatDuration, times))
+		}
+	}
+	tw.Flush()
 }
 
 func (r *Results) printStartup(w io.Writer) {
