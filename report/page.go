@@ -110,7 +110,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{range $i, $w := .Windows}}<div class="pane" id="stp-{{$i}}"><p class="note">{{$w.Note}}</p><div class="drawing">{{$w.SVG}}</div></div>
 {{end}}<div class="pane drawing" id="stp-custom"></div>
 </div>
-{{if .Unmatched}}<p class="note">{{.Unmatched}} deliveries or drops have no send in the history (it was cut short or damaged); they are drawn with no length.</p>{{end}}
+{{if .Unmatched}}<p class="note">{{.Unmatched}} deliveries or drops have no send in the history (it was cut short or damaged, or they are real servers' connections reset or refused by a fault); they are drawn with no length.</p>{{end}}
 <script type="application/json" id="coup-data">{{.Data}}</script>
 <script>{{.Script}}</script>
 {{end}}

@@ -332,5 +332,18 @@ func statRows(s *verdict.Stats) [][2]string {
 	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
+	if _, ok := s.Counts[history.CountLinkConns]; ok {
+		for _, l := range []struct{ key, label string }{
+			{history.CountLinkConns, "links: connections through coup's proxies"},
+			{history.CountLinkResets, "links: reset by a fault"},
+			{history.CountLinkRefused, "links: refused"},
+			{history.CountLinkHeld, "links: chunks held (stall, loss, delay)"},
+			{history.CountLinkCorrupted, "links: chunks corrupted"},
+			{history.CountLinkUnattributed, "links: unattributed, reset"},
+			{history.CountLinkUnattributedOpen, "links: unattributed, open at the end"},
+		} {
+			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
+		}
+	}
 	return rows
 }

@@ -155,7 +155,7 @@ func (r *run) linkEvent(e proxy.Event) {
 	case proxy.EventCorrupt:
 		r.stats.add(history.CountLinkCorrupted)
 		ev.What, ev.Reason = history.MsgCorrupt, fmt.Sprintf("%s at byte %d", e.Detail, e.Off)
-	case proxy.EventRelease:
+	case proxy.EventHold:
 		r.stats.add(history.CountLinkHeld)
 		return
 	default:

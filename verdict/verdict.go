@@ -357,22 +357,11 @@ func (r *Results) Summary() string {
 		c := r.Checks[name]
 		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, console.Printable(name), c.Valid, console.Printable(c.Explanation))
 	}
-	m := &r.Stats.Messages
-	fmt.Fprintf(&b, "  messages: %d sent", m.Sent)
-	if len(m.ByType) > 0 {
-		fmt.Fprintf(&b, " (%s)", joinCounts(m.ByType))
+	if links := linksLine(r.Stats.Counts); links != "" {
+		b.WriteString(links)
+	} else {
+		r.messagesLine(&b)
 	}
-	fmt.Fprintf(&b, ", %d delivered, %d dropped", m.Delivered, m.Dropped)
-	if len(m.Drops) > 0 {
-		fmt.Fprintf(&b, " (%s)", joinCounts(m.Drops))
-	}
-	if m.Duplicated > 0 {
-		fmt.Fprintf(&b, ", %d duplicated", m.Duplicated)
-	}
-	if m.Corrupted > 0 {
-		fmt.Fprintf(&b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
-	}
-	b.WriteString("\n")
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
@@ -391,6 +380,49 @@ func (r *Results) Summary() string {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "  error: %s\n", console.Printable(r.Error))
+	}
+	return b.String()
+}
+
+// messagesLine is the summary's line of message counts.
+func (r *Results) messagesLine(b *strings.Builder) {
+	m := &r.Stats.Messages
+	fmt.Fprintf(b, "  messages: %d sent", m.Sent)
+	if len(m.ByType) > 0 {
+		fmt.Fprintf(b, " (%s)", joinCounts(m.ByType))
+	}
+	fmt.Fprintf(b, ", %d delivered, %d dropped", m.Delivered, m.Dropped)
+	if len(m.Drops) > 0 {
+		fmt.Fprintf(b, " (%s)", joinCounts(m.Drops))
+	}
+	if m.Duplicated > 0 {
+		fmt.Fprintf(b, ", %d duplicated", m.Duplicated)
+	}
+	if m.Corrupted > 0 {
+		fmt.Fprintf(b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
+	}
+	b.WriteString("\n")
+}
+
+// linksLine is the summary's line for a run of real servers, whose links
+// carry streams through coup's proxies rather than messages: "" for a
+// run of protocol nodes. A connection that could not be attributed to a
+// node and was still open at the end is a warning: faults may have
+// missed its bytes.
+func linksLine(c map[string]int64) string {
+	if _, ok := c[history.CountLinkConns]; !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused, %d chunks held, %d corrupted",
+		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
+		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
+	if n := c[history.CountLinkUnattributed]; n > 0 {
+		fmt.Fprintf(&b, ", %d unattributed (reset, never forwarded)", n)
+	}
+	b.WriteString("\n")
+	if n := c[history.CountLinkUnattributedOpen]; n > 0 {
+		fmt.Fprintf(&b, "  WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it, and this run is not to be trusted\n", console.Plural(int(n), "connection", "connections"))
 	}
 	return b.String()
 }
