@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/coupharness/coup/checks"
@@ -31,5 +32,28 @@ func TestEitherCheck(t *testing.T) {
 		if r.Outcome != tt.outcome {
 			t.Errorf("two-leaders %s, termination %s: outcome %s, want %s (notes %q)", tt.two, tt.term, r.Outcome, tt.outcome, r.Notes)
 		}
+	}
+}
+
+// A run of real servers says what its links carried, and warns when a
+// connection no node could be found to have dialled was still open at
+// the end; a run of protocol nodes keeps its message line.
+func TestLinksLine(t *testing.T) {
+	r := &Results{Scenario: "s", Complete: true, Stats: Stats{Counts: map[string]int64{
+		history.CountLinkConns: 7, history.CountLinkResets: 2, history.CountLinkUnattributed: 1}}}
+	s := r.Summary()
+	if !strings.Contains(s, "links: 7 connections through coup's proxies, 2 reset by a fault") || !strings.Contains(s, "1 unattributed") {
+		t.Errorf("summary lacks the links line:\n%s", s)
+	}
+	if strings.Contains(s, "WARNING") || strings.Contains(s, "messages:") {
+		t.Errorf("summary warns or counts messages with no cause:\n%s", s)
+	}
+	r.Stats.Counts[history.CountLinkUnattributedOpen] = 1
+	if s := r.Summary(); !strings.Contains(s, "WARNING: 1 connection could not be attributed") {
+		t.Errorf("summary does not warn of the open unattributed connection:\n%s", s)
+	}
+	r.Stats.Counts = nil
+	if s := r.Summary(); !strings.Contains(s, "messages: 0 sent") || strings.Contains(s, "links:") {
+		t.Errorf("a protocol run's summary:\n%s", s)
 	}
 }
