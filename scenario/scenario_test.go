@@ -330,6 +330,9 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
+		if strings.Contains(block, "cut = ") {
+			block += "\n[server]\npreset = \"etcd\"\n" // a cut is for real servers' streams
+		}
 		s, err := Parse("example.toml", node+"nodes = 5\nduration = \"2s\"\n"+block)
 		if err != nil {
 			t.Errorf("%v in\n%s", err, block)
