@@ -53,8 +53,10 @@ func TestServersLeaveNoProcess(t *testing.T) {
 			cmd := exec.Command(coupBin, "run", "--store", store, file)
 			cmd.Env = append(os.Environ(), tag)
 			out, _ := cmd.CombinedOutput()
-			if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
-				t.Errorf("exit %d, want a verdict (0 or 1):\n%s", code, out)
+			// The verdict depends on how soon the servers elect on a loaded
+			// machine (unknown if not within the run); the run must end.
+			if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 && code != 3 {
+				t.Errorf("exit %d, want a verdict (0, 1 or 3):\n%s", code, out)
 			}
 			checkNoSurvivors(t, tag)
 			h, err := history.ReadFile(filepath.Join(store, preset, "latest", "history.jsonl"))
