@@ -62,6 +62,7 @@ type Scenario struct {
 	File string `toml:"-"`
 
 	loc     *locator
+	machine bool // the nodes run the caller's own machine (ParseMachine)
 	nemesis []nemesis.Fault
 	sets    []Override // the command line's overrides, applied
 }
