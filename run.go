@@ -42,8 +42,9 @@ type Options struct {
 type Result struct {
 	// Scenario is the scenario run, validated, with its defaults.
 	Scenario *Scenario
-	// From and Seeds are the seeds run: From, From+1, … From+Seeds−1.
-	From  int64
+	// From is the first seed run.
+	From int64
+	// Seeds is how many seeds ran: From, From+1, … From+Seeds−1.
 	Seeds int
 	// Failing are the seeds whose outcome was not the one the scenario
 	// expects (a violation, a check undecided, an expected violation
@@ -54,9 +55,9 @@ type Result struct {
 	Saved *Outcome
 	// Shrunk is what shrinking Saved found, when Options.Shrink asked.
 	Shrunk *Shrunk
-	// Wall is the real time the seeds took; Deliveries the messages
-	// they delivered.
-	Wall       time.Duration
+	// Wall is the real time the seeds took.
+	Wall time.Duration
+	// Deliveries counts the messages the seeds' runs delivered.
 	Deliveries int64
 }
 

@@ -17,17 +17,18 @@ import (
 // Shrunk is a failing run shrunk: the smallest scenario coup found that
 // fails the same way (the same Signature), written as a scenario file.
 type Shrunk struct {
-	// File is where the shrunk scenario was written; Seed is its seed.
+	// File is where the shrunk scenario was written.
 	File string
+	// Seed is the seed it fails at, which the file gives.
 	Seed int64
 	// Signature is how both runs fail.
 	Signature string
 	// Before and After are the sizes of the failing run and of the shrunk
 	// one.
 	Before, After Size
-	// Sims is the number of simulations the shrink spent; Steps say what
-	// shrank, in order.
-	Sims  int
+	// Sims is the number of simulations the shrink spent.
+	Sims int
+	// Steps say what shrank, in order.
 	Steps []string
 }
 
