@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The environment variables a test run of Test reads, so that a failing
@@ -39,7 +40,7 @@ func Test(t testing.TB, sc *Scenario, node Node, opts Options) *Result {
 	replay := replayCommand(t.Name())
 	name := res.Scenario.Name
 	if res.Seeds > 1 {
-		t.Logf("coup: %s: %d seeds from %d in %s, %d not as expected", name, res.Seeds, res.From, res.Wall.Round(1e6), len(res.Failing))
+		t.Logf("coup: %s: %d seeds from %d in %s, %d not as expected", name, res.Seeds, res.From, res.Wall.Round(time.Millisecond), len(res.Failing))
 	}
 	if s := res.Saved; s != nil {
 		var b strings.Builder

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coupharness/coup"
 	"github.com/coupharness/coup/examples/raft/raftkv"
@@ -27,7 +28,7 @@ func load(t *testing.T, path string) *coup.Scenario {
 func TestLeaderIsolated(t *testing.T) {
 	res := coup.Test(t, load(t, "../leader-isolated.toml"), raftkv.Node, coup.Options{Seeds: 1000})
 	t.Logf("%d seeds in %s: %.0f seeds/s (GOMAXPROCS %d), %d deliveries",
-		res.Seeds, res.Wall.Round(1e6), float64(res.Seeds)/res.Wall.Seconds(), runtime.GOMAXPROCS(0), res.Deliveries)
+		res.Seeds, res.Wall.Round(time.Millisecond), float64(res.Seeds)/res.Wall.Seconds(), runtime.GOMAXPROCS(0), res.Deliveries)
 }
 
 // TestLocalReadsFound sweeps the broken variant (a leader answers reads
