@@ -12,5 +12,10 @@
 // are decoded over the file's keys and go through the same validation; an
 // error about one names the flag instead of a line.
 //
+// LoadMachine and ParseMachine read a scenario whose nodes run a Go
+// machine of the caller's own, which the simulator runs in the caller's
+// process (package coup, the library): no built-in algorithm, and no
+// command needed.
+//
 // The schema, with an example of every key, is docs/scenarios.md.
 package scenario

@@ -41,7 +41,7 @@ func (s *Scenario) Encode(header string) []byte {
 	if s.Description != "" {
 		kv("description", s.Description)
 	}
-	if (s.Algorithm != "" || s.Command == nil) && !s.algorithmFromServer {
+	if (s.Algorithm != "" || !s.foreign()) && !s.algorithmFromServer {
 		kv("algorithm", s.Algorithm)
 	}
 	if s.Command != nil {
@@ -219,7 +219,7 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 
 // defaultElects is the elects rule validation fills in.
 func (s *Scenario) defaultElects() string {
-	if spec, ok := algorithms.Lookup(s.Algorithm); ok && s.Command == nil && spec.Elects != "" {
+	if spec, ok := algorithms.Lookup(s.Algorithm); ok && !s.foreign() && spec.Elects != "" {
 		return spec.Elects
 	}
 	return "any"

@@ -58,7 +58,13 @@ func Load(path string, sets ...Override) (*Scenario, error) {
 // overrides applied over the file's keys, in order; path is used for
 // errors and the default name.
 func Parse(path, src string, sets ...Override) (*Scenario, error) {
-	s := &Scenario{File: path, loc: newLocator(src)}
+	return parse(path, src, false, sets)
+}
+
+// parse is Parse, for a scenario of a built-in algorithm or a command, or
+// (machine) of a machine of the caller's own (ParseMachine).
+func parse(path, src string, machine bool, sets []Override) (*Scenario, error) {
+	s := &Scenario{File: path, loc: newLocator(src), machine: machine}
 	md, err := toml.Decode(src, s)
 	if err != nil {
 		return nil, s.decodeError(err)

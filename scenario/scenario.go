@@ -72,6 +72,7 @@ type Scenario struct {
 	algorithmFromServer bool
 
 	loc     *locator
+	machine bool // the nodes run the caller's own machine (ParseMachine)
 	nemesis []nemesis.Fault
 	sets    []Override // the command line's overrides, applied
 }

@@ -45,18 +45,17 @@ const (
 // validate checks every field in file order and fills in defaults. It
 // returns the first problem.
 func (s *Scenario) validate() error {
-	if s.Server != nil {
-		if s.Command != nil {
-			return s.errorf("command", "a scenario runs either a node program (command) or real servers ([server]), not both")
-		}
-	} else if s.Command == nil {
+	if s.Server != nil && s.Command != nil {
+		return s.errorf("command", "a scenario runs either a node program (command) or real servers ([server]), not both")
+	}
+	if !s.foreign() {
 		if s.Algorithm == "" {
 			return s.errorf("algorithm", "missing: name a built-in algorithm (%s) or give a command", strings.Join(algorithms.Names(), ", "))
 		}
 		if _, ok := algorithms.Lookup(s.Algorithm); !ok {
 			return s.errorf("algorithm", "%s", unknownMsg("algorithm", s.Algorithm, algorithms.Names()))
 		}
-	} else if len(s.Command) == 0 || s.Command[0] == "" {
+	} else if s.Command != nil && (len(s.Command) == 0 || s.Command[0] == "") {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
 	}
 	s.resolveCommand()
@@ -161,8 +160,8 @@ func (s *Scenario) validateIDs() error {
 }
 
 func (s *Scenario) validateParams() error {
-	if s.Command != nil || s.Server != nil {
-		return nil // a foreign node validates its own
+	if s.foreign() {
+		return nil // a foreign node, a real server, or the caller's machine, validates its own
 	}
 	spec, _ := algorithms.Lookup(s.Algorithm)
 	if _, err := spec.New(nodes.NewParams(s.Params)); err != nil {
@@ -210,7 +209,7 @@ func (s *Scenario) nodeRange() string {
 // node's is told by its workload: nodes.KindMutex, nodes.KindLinKV or
 // nodes.KindEcho for those workloads, else nodes.KindElection.
 func (s *Scenario) Kind() string {
-	if s.Command == nil {
+	if !s.foreign() {
 		if spec, ok := algorithms.Lookup(s.Algorithm); ok && spec.IsMutex() {
 			return nodes.KindMutex
 		}
@@ -264,7 +263,7 @@ func (s *Scenario) validateWorkload() error {
 		}
 	case WorkloadElection, WorkloadMutex, WorkloadNone:
 	case WorkloadLinKV, WorkloadEcho:
-		if s.Command == nil {
+		if !s.foreign() {
 			return s.errorf("workload.kind", "%q is served by a node program of your own (command): no built-in algorithm serves it", w.Kind)
 		}
 	default:
@@ -636,9 +635,7 @@ func (s *Scenario) validateElects() error {
 	switch s.Elects {
 	case "":
 		s.Elects = "any"
-		if spec, ok := algorithms.Lookup(s.Algorithm); ok && s.Command == nil && spec.Elects != "" {
-			s.Elects = spec.Elects
-		}
+		s.Elects = s.defaultElects()
 	case "max", "min", "any":
 	default:
 		return s.errorf("elects", "%s", unknownMsg("rule", s.Elects, []string{"max", "min", "any"}))

@@ -56,9 +56,14 @@
 // Shard, SweepWriter, ReadSweep and Merge split a sweep's seeds across
 // machines and put the results back together.
 //
+// Nodes run a built-in algorithm, or a machine the caller hands it
+// (Options.Spec: package coup, the library, runs a Go machine of the
+// user's own this way, with a scenario read by scenario.LoadMachine).
+//
 // What a real run refuses from hostile nodes (docs/threat-model.md) has no
-// counterpart here: the simulator runs only the built-in algorithms, in
-// its own process, so there is no foreign output to refuse, and it records
+// counterpart here: the simulator runs machines in its own process, which
+// trusts them as it trusts itself, so there is no foreign output to
+// refuse, and it records
 // every message (history.max_messages bounds real runs only); a sweep's
 // memory is bounded by its run's length instead.
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
@@ -36,21 +37,47 @@ var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and gor
 // seed (the scenario's own, or another to sweep or replay): everything the
 // real harness would give its nodes, nemesis and workload.
 func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
+	return configure(sc, nil, seed)
+}
+
+// configure is FromScenario, with the nodes running spec's machine when
+// spec is set (Options.Spec) instead of the scenario's built-in
+// algorithm: then a command the scenario has, which coup run would start,
+// is left aside.
+func configure(sc *scenario.Scenario, spec *nodes.Spec, seed int64) (Config, error) {
+	if spec != nil {
+		if spec.New == nil || spec.Codec == nil {
+			return Config{}, fmt.Errorf("%s: %w: the machine's spec needs New and a Codec", sc.File, ErrBadConfig)
+		}
+		return configureSpec(sc, *spec, seed), nil
+	}
+	if sc.OwnMachine() {
+		return Config{}, fmt.Errorf("%s: the scenario was read for a machine of your own, and none was given (Options.Spec)", sc.File)
+	}
 	if sc.Command != nil {
 		return Config{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
 	}
 	if sc.Server != nil {
 		return Config{}, fmt.Errorf("%s: server: %w", sc.File, ErrServers)
 	}
-	spec, ok := algorithms.Lookup(sc.Algorithm)
+	builtin, ok := algorithms.Lookup(sc.Algorithm)
 	if !ok {
 		return Config{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
 	}
-	if spec.Program != nil {
+	if builtin.Program != nil {
 		return Config{}, fmt.Errorf("%s: algorithm %s: %w", sc.File, sc.Algorithm, ErrRealOnly)
 	}
+	return configureSpec(sc, builtin, seed), nil
+}
+
+// configureSpec is the configuration of sc run with seed, every node
+// running spec's machine.
+func configureSpec(sc *scenario.Scenario, spec nodes.Spec, seed int64) Config {
 	seeded := *sc
 	seeded.Seed = seed
+	if seeded.Algorithm == "" {
+		seeded.Algorithm = spec.Name // the history names what ran
+	}
 	w, timeout := lifecycle.NewWorkload(&seeded)
 	meta := lifecycle.RunMeta(&seeded)
 	meta.Simulated = true
@@ -63,7 +90,7 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 		RecordMessages: sc.RecordMessages(),
 		Workload:       w, OpTimeout: timeout,
 		Meta: meta,
-	}, nil
+	}
 }
 
 // Options configure Simulate.
@@ -83,6 +110,11 @@ type Options struct {
 	// Strategy is how the run explores the scenario's open choices
 	// (Config.Strategy; the zero value is Random).
 	Strategy Strategy
+	// Spec, when set, is the machine every node runs instead of the
+	// scenario's built-in algorithm: a machine of the caller's own (see
+	// scenario.LoadMachine), or one simulated in place of a scenario's
+	// node program (command).
+	Spec *nodes.Spec
 }
 
 // Outcome is one simulated run of a scenario, judged.
@@ -109,7 +141,7 @@ type Outcome struct {
 // history with the same checks as a real run: its lifecycle is every
 // driver's (lifecycle.Execute).
 func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error) {
-	cfg, err := FromScenario(sc, seed)
+	cfg, err := configure(sc, opts.Spec, seed)
 	if err != nil {
 		return nil, err
 	}

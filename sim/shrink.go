@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -36,6 +37,8 @@ type ShrinkOptions struct {
 	Strategy Strategy
 	// Log, when set, is told each step that shrank the scenario.
 	Log func(step string)
+	// Spec, when set, is the machine every node runs (Options.Spec).
+	Spec *nodes.Spec
 }
 
 // Size is how big a failing run is.
@@ -147,7 +150,7 @@ func (sh *shrinker) spent() bool { return sh.sims >= sh.opts.Budget }
 
 func (sh *shrinker) simulate(sc *scenario.Scenario, seed int64) (*Outcome, error) {
 	sh.sims++
-	return Simulate(sc, seed, Options{Strategy: sh.opts.Strategy})
+	return Simulate(sc, seed, Options{Strategy: sh.opts.Strategy, Spec: sh.opts.Spec})
 }
 
 // step records a step that shrank the scenario.
@@ -164,7 +167,7 @@ func (sh *shrinker) step(format string, args ...any) {
 // candidate that is no valid scenario costs nothing. ok is whether it was
 // kept; stop, whether the budget is spent.
 func (sh *shrinker) try(cand *scenario.Scenario) (ok, stop bool) {
-	valid, err := scenario.Parse(sh.file, string(cand.Encode("")))
+	valid, err := parseAs(sh.cur, sh.file, string(cand.Encode("")))
 	if err != nil {
 		return false, sh.spent()
 	}
@@ -493,12 +496,21 @@ func (sh *shrinker) weakenFaults() bool {
 
 // clone is a deep copy of a scenario, through its file.
 func clone(sc *scenario.Scenario) (*scenario.Scenario, error) {
-	c, err := scenario.Parse(sc.File, string(sc.Encode("")))
+	c, err := parseAs(sc, sc.File, string(sc.Encode("")))
 	if err != nil {
 		return nil, fmt.Errorf("%s: the scenario does not encode to itself: %w", sc.File, err)
 	}
 	c.Seed = sc.Seed
 	return c, nil
+}
+
+// parseAs parses a scenario's text as sc was read: for a machine of the
+// caller's own (scenario.ParseMachine) or not.
+func parseAs(sc *scenario.Scenario, path, src string) (*scenario.Scenario, error) {
+	if sc.OwnMachine() {
+		return scenario.ParseMachine(path, src)
+	}
+	return scenario.Parse(path, src)
 }
 
 // copyOf is a copy of a valid scenario that may be changed: its slices
