@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/coupharness/coup/history"
 )
@@ -48,8 +50,12 @@ func oneLeaderPerTerm(h *history.History) Result {
 	unjudged := unjudgedText(untermed)
 	if first == nil {
 		r.Valid = True
-		r.Explanation = fmt.Sprintf("no two nodes claimed leadership in the same term (%s in %s)%s",
-			plural(termedClaims, "claim"), plural(len(holder), "term"), unjudged)
+		named := ""
+		if len(holder) > 0 {
+			named = ": " + termHolders(holder)
+		}
+		r.Explanation = fmt.Sprintf("no two nodes claimed leadership in the same term (%s in %s%s)%s",
+			plural(termedClaims, "claim"), plural(len(holder), "term"), named, unjudged)
 		return r
 	}
 	a, b := first, second
@@ -83,4 +89,26 @@ func restartContext(c *claim) string {
 	}
 	return fmt.Sprintf(" (restarted under the same id at %s after it %s at %s)",
 		fmtTime(c.start.Time), downWord(c.restart), fmtTime(c.restart.Time))
+}
+
+// maxNamedTerms bounds the terms an explanation names.
+const maxNamedTerms = 8
+
+// termHolders names each term and its leader, in term order: "term 2 n1,
+// term 3 n2", the first few and how many more.
+func termHolders(holder map[int64]*termClaim) string {
+	terms := make([]int64, 0, len(holder))
+	for t := range holder {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	var parts []string
+	for i, t := range terms {
+		if i == maxNamedTerms {
+			parts = append(parts, fmt.Sprintf("and %d more", len(terms)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("term %d %s", t, holder[t].node))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestOneLeaderPerTerm(t *testing.T) {
 				leaderIn("n1", "n2", 2, 90).end(100).h(),
 			want:    True,
 			figures: map[string]any{"claims": 2, "terms": 2, "contested_terms": 0},
-			explain: []string{"no two nodes claimed leadership in the same term (2 claims in 2 terms)"},
+			explain: []string{"no two nodes claimed leadership in the same term (2 claims in 2 terms: term 1 n1, term 2 n2)"},
 		},
 		{
 			name: "the same node claims its term again after stepping down and after a restart",
@@ -140,5 +141,20 @@ func TestOneLeaderPerTerm(t *testing.T) {
 				t.Errorf("evidence: got %v, want %v", indexes(r.Evidence), tt.evidence)
 			}
 		})
+	}
+}
+
+// The explanation names each term's leader, in term order, up to a bound.
+func TestTermHolders(t *testing.T) {
+	holder := map[int64]*termClaim{}
+	for i := int64(12); i >= 1; i-- {
+		c := &termClaim{}
+		c.node = fmt.Sprintf("n%d", i)
+		holder[i*2] = c
+	}
+	got := termHolders(holder)
+	want := "term 2 n1, term 4 n2, term 6 n3, term 8 n4, term 10 n5, term 12 n6, term 14 n7, term 16 n8, and 4 more"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
