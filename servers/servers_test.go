@@ -315,3 +315,66 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
+
+// Corruption, loss and delay act on the streams and show in the history
+// and the counters: a corrupted chunk is a corrupt event that says at
+// which byte, a lost one stalls its connection and then resets it.
+func TestStreamFaultsReachTheHistory(t *testing.T) {
+	sc := peerScenario(t, `
+[[faults]]
+kind = "corrupt"
+target = "n1"
+direction = "out"
+probability = 0.2
+at = "200ms"
+for = "200ms"
+
+[[faults]]
+kind = "loss"
+target = "n2"
+direction = "out"
+at = "500ms"
+for = "300ms"
+
+[[faults]]
+kind = "delay"
+target = "n3"
+delay = "20ms"
+at = "200ms"
+for = "600ms"
+`)
+	sc.Server.LossReset.D = 100 * time.Millisecond
+	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
+	if err != nil || res.NotStarted() {
+		t.Fatalf("run: %v %v", err, res)
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt, resets := 0, 0
+	for e := range h.All() {
+		switch {
+		case e.Kind == history.KindMsg && e.What == history.MsgCorrupt:
+			corrupt++
+			if e.Src != "n1" || !regexp.MustCompile(`bitflip at byte [0-9]+`).MatchString(e.Reason) {
+				t.Errorf("corrupt event %+v: want from n1, at a byte", e)
+			}
+		case e.Kind == history.KindMsg && e.What == history.MsgDrop && strings.HasPrefix(e.Reason, "reset"):
+			resets++
+			if e.Src != "n2" {
+				t.Errorf("reset %+v: want one on a link from n2 (the lossy one)", e)
+			}
+		}
+	}
+	c := res.Stats.Counts
+	if corrupt == 0 || c[history.CountLinkCorrupted] != int64(corrupt) {
+		t.Errorf("%d corrupt events, %d counted", corrupt, c[history.CountLinkCorrupted])
+	}
+	if resets == 0 || c[history.CountLinkResets] < int64(resets) {
+		t.Errorf("%d resets in the history, %d counted", resets, c[history.CountLinkResets])
+	}
+	if c[history.CountLinkHeld] == 0 {
+		t.Errorf("nothing held by the loss or the delay: %v", c)
+	}
+}
