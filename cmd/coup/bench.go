@@ -17,13 +17,15 @@ const benchUsage = `usage: coup bench [flags]
   measure coup's own speed: the router against a minimal relay (with and
   without recording, and with a fault mix), the fault proxy against a plain
   TCP forwarder, the start of many nodes, and reading and checking a large
-  history; docs/performance.md explains the table
+  history; with --only servers, how long real etcd and ZooKeeper clusters
+  take to elect a leader without and with coup; docs/performance.md
+  explains the table
 flags:
 `
 
 func benchCmd(args []string) int {
 	fs := newFlags("bench")
-	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", "))
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers)")
 	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
 	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
 	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")

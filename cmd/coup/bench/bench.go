@@ -18,10 +18,16 @@ const (
 	PartStartup = "startup" // many built-in nodes start and elect
 	PartHistory = "history" // a large history read and checked
 	PartProxy   = "proxy"   // round trips over TCP: direct, a plain forwarder, coup's fault proxy
+	PartServers = "servers" // real etcd and ZooKeeper clusters: start to leader, without and with coup
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers}
+
+// DefaultParts are the parts that run when none are named: all but the
+// servers part, which needs etcd and ZooKeeper installed and takes tens
+// of seconds of real elections.
+var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
 // value of a field is its default.
@@ -33,7 +39,7 @@ type Config struct {
 	// Probe, when set, is the probe's command line instead of Coup +
 	// "bench-probe" (a test runs its own binary as the probe).
 	Probe []string
-	// Parts are the parts to run (default: all of Parts).
+	// Parts are the parts to run (default: DefaultParts).
 	Parts []string
 	// Rounds is how many times each probe runs on each path, the paths
 	// taking turns (default 3); the table gives medians.
@@ -78,7 +84,7 @@ func (c *Config) defaults() error {
 		c.Probe = append(append([]string(nil), c.Coup...), "bench-probe")
 	}
 	if len(c.Parts) == 0 {
-		c.Parts = Parts
+		c.Parts = DefaultParts
 	}
 	for _, p := range c.Parts {
 		if !slices.Contains(Parts, p) {
@@ -151,6 +157,9 @@ type Results struct {
 
 	Startup []Startup
 	History *HistoryFigures
+
+	// Servers holds the servers part's programs, measured or skipped.
+	Servers []ServerCase
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -229,6 +238,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return res, fmt.Errorf("history: %w", err)
 		}
 		res.History = h
+	}
+	if cfg.has(PartServers) {
+		sc, err := runServersPart(ctx, &cfg, dir, progress)
+		res.Servers = sc
+		if err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }

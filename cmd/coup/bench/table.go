@@ -41,6 +41,9 @@ func (r *Results) Print(w io.Writer) {
 	if r.History != nil {
 		r.printHistory(w)
 	}
+	if len(r.Servers) > 0 {
+		r.printServers(w)
+	}
 }
 
 func (r *Results) printRouter(w io.Writer) {

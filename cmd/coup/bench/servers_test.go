@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The servers part runs one round of each installed server program on
+// both paths, prints a row with figures for each, and leaves no server
+// behind.
+func TestServersPartRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real etcd and ZooKeeper clusters")
+	}
+	installed := 0
+	for _, k := range serverKinds {
+		sc, err := serverScenario(k, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if missingProgram(sc) == "" {
+			installed++
+		}
+	}
+	if installed == 0 {
+		t.Skip("neither etcd nor ZooKeeper is installed")
+	}
+	dir := t.TempDir()
+	res, err := Run(context.Background(), Config{Coup: []string{"unused"}, Parts: []string{PartServers}, Rounds: 1, Dir: dir})
+	if left := serversLeft(dir); len(left) > 0 {
+		t.Errorf("servers outlived the part: %q", left)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Servers) != len(serverKinds) {
+		t.Fatalf("%d server cases, want %d", len(res.Servers), len(serverKinds))
+	}
+	var b bytes.Buffer
+	res.Print(&b)
+	out := squash(b.String())
+	for _, c := range res.Servers {
+		row := c.Kind + ", 3 servers: start to leader"
+		if c.Skipped != "" {
+			if !strings.Contains(out, row+" not measured: ") {
+				t.Errorf("the table lacks %q, not measured:\n%s", row, out)
+			}
+			continue
+		}
+		for p := range serverPaths {
+			if len(c.Runs[p]) != 1 || c.Runs[p][0] <= 0 {
+				t.Errorf("%s, %s: runs %v, failed %q: want one time", c.Kind, serverPathNames[p], c.Runs[p], c.Failed[p])
+			}
+		}
+		num := `[0-9.]+(ms|s)`
+		if !regexp.MustCompile(regexp.QuoteMeta(row) + " " + num + " " + num + ` \([0-9.]+×\)`).MatchString(out) {
+			t.Errorf("the table lacks %q with both times and their ratio:\n%s", row, out)
+		}
+	}
+}
+
+// serversLeft lists the command lines of etcd and ZooKeeper processes
+// whose arguments name a path under dir.
+func serversLeft(dir string) []string {
+	var left []string
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		argv := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(argv, dir) && (strings.Contains(argv, "etcd") || strings.Contains(argv, "QuorumPeerMain")) {
+			left = append(left, argv)
+		}
+	}
+	return left
+}
