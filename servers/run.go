@@ -235,10 +235,12 @@ func (r *run) Stop() map[string]int64 {
 	}
 	wg.Wait()
 	counts := r.stats.counts()
+	// Closing a proxy resets what it holds, and ends the attributions
+	// still under way (a connection of a server just killed): what is
+	// then still open and unattributed is what the proxy failed to end.
 	for _, p := range r.proxies {
-		st := p.Stats()
-		counts[history.CountLinkUnattributedOpen] += int64(st.OpenUnattributed)
 		_ = p.Close()
+		counts[history.CountLinkUnattributedOpen] += p.Stats().OpenUnattributed
 	}
 	if n := counts[history.CountLinkUnattributedOpen]; n > 0 {
 		r.progress("WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it", console.Plural(int(n), "connection", "connections"))
