@@ -336,7 +336,7 @@ func statRows(s *verdict.Stats) [][2]string {
 		for _, l := range []struct{ key, label string }{
 			{history.CountLinkConns, "links: connections through coup's proxies"},
 			{history.CountLinkResets, "links: reset by a fault"},
-			{history.CountLinkRefused, "links: refused"},
+			{history.CountLinkRefused, "links: refused (a refusing cut, or a server not listening yet)"},
 			{history.CountLinkHeld, "links: chunks held (stall, loss, delay)"},
 			{history.CountLinkCorrupted, "links: chunks corrupted"},
 			{history.CountLinkUnattributed, "links: unattributed, reset"},

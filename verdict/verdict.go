@@ -414,7 +414,7 @@ func linksLine(c map[string]int64) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused, %d chunks held, %d corrupted",
+	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused (by a cut, or a server not listening yet), %d chunks held, %d corrupted",
 		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
 		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
 	if n := c[history.CountLinkUnattributed]; n > 0 {
