@@ -145,19 +145,7 @@ func (r *run) Now() time.Duration { return time.Since(r.zero) }
 // for the nemesis (lifecycle.Driver): the nodes' readers, the router and
 // the clients go on meanwhile on their own goroutines.
 func (r *run) Wait(ctx context.Context, t time.Duration) bool {
-	d := time.Until(r.zero.Add(t))
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-r.life.Woken():
-	case <-ctx.Done():
-		return false
-	}
-	return true
+	return r.life.Sleep(ctx, time.Until(r.zero.Add(t)))
 }
 
 // Lock and Unlock hold the router's lock, under which every message's fate

@@ -144,6 +144,24 @@ func (r *Run) Pending() bool { return r.pending.Load() }
 // that waits on a real clock selects on it.
 func (r *Run) Woken() <-chan struct{} { return r.wake }
 
+// Sleep is a real-time driver's Wait: it sleeps for d, or until an event
+// is queued for the nemesis (Woken), or until ctx ends, when it reports
+// false.
+func (r *Run) Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-r.wake:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
 func (r *Run) take() []history.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -184,19 +184,7 @@ func (r *run) Now() time.Duration {
 // Wait sleeps until t, or until the run has events for the nemesis
 // (lifecycle.Driver).
 func (r *run) Wait(ctx context.Context, t time.Duration) bool {
-	d := t - r.Now()
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-r.life.Woken():
-	case <-ctx.Done():
-		return false
-	}
-	return true
+	return r.life.Sleep(ctx, t-r.Now())
 }
 
 // Lock and Unlock guard the nemesis's net, which the proxies read
