@@ -69,6 +69,15 @@ type Server struct {
 	// LossReset is how long a stream stalled by a loss fault waits before
 	// its connection is reset (default 1s).
 	LossReset Duration `toml:"loss_reset"`
+	// Client names the built-in client that drives a lin-kv workload
+	// against the servers over their own protocol: "etcd" (its JSON
+	// gateway on the client port). Without one, a server scenario has no
+	// workload.
+	Client string `toml:"client"`
+	// Reads is how the etcd client reads: "linearizable" (the default:
+	// the member asked checks with a quorum) or "serializable" (served by
+	// the member from its own copy, which may be stale).
+	Reads string `toml:"reads"`
 
 	tmpl serverTemplates
 }
@@ -113,6 +122,13 @@ const (
 	RoleLeader   = "leader"
 	RoleFollower = "follower"
 	RoleNone     = "none"
+)
+
+// The built-in clients, and the etcd client's reads.
+const (
+	ClientEtcd        = "etcd"
+	ReadsLinearizable = "linearizable"
+	ReadsSerializable = "serializable"
 )
 
 // The ways the proxy attributes a connection.
@@ -346,10 +362,33 @@ func (s *Scenario) validateServer() error {
 	if err := s.parseTemplates(); err != nil {
 		return err
 	}
-	if s.Workload.Kind != "" && s.Workload.Kind != WorkloadNone {
-		return s.errorf("workload.kind", "real servers run without coup's clients for now: leave workload out, or say \"none\"")
+	switch sv.Client {
+	case "", ClientEtcd:
+	default:
+		return s.errorf("server.client", "unknown client %q (known: etcd)", sv.Client)
 	}
-	s.Workload.Kind = WorkloadNone
+	switch sv.Reads {
+	case "":
+		if sv.Client == ClientEtcd {
+			sv.Reads = ReadsLinearizable
+		}
+	case ReadsLinearizable, ReadsSerializable:
+		if sv.Client != ClientEtcd {
+			return s.errorf("server.reads", "only for the etcd client (client = \"etcd\")")
+		}
+	default:
+		return s.errorf("server.reads", "unknown %q (known: linearizable, serializable)", sv.Reads)
+	}
+	switch s.Workload.Kind {
+	case "", WorkloadNone:
+		s.Workload.Kind = WorkloadNone
+	case WorkloadLinKV:
+		if sv.Client == "" {
+			return s.errorf("workload.kind", "lin-kv against real servers needs their client ([server] client = \"etcd\")")
+		}
+	default:
+		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
+	}
 	if s.Elects == "" {
 		s.Elects = "any"
 	}
@@ -591,6 +630,9 @@ func (sv *Server) fillFrom(p *Server) {
 	if !sv.LossReset.Set {
 		sv.LossReset = p.LossReset
 	}
+	if sv.Client == "" {
+		sv.Client = p.Client
+	}
 }
 
 // encodeServer writes a [server] table with the keys sv sets.
@@ -664,6 +706,8 @@ func encodeServer(sv *Server) []byte {
 		}
 		m["poll"] = polls
 	}
+	str("client", sv.Client)
+	str("reads", sv.Reads)
 	dur("poll_every", sv.PollEvery)
 	dur("loss_reset", sv.LossReset)
 	var b bytes.Buffer

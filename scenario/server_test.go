@@ -102,7 +102,10 @@ func TestBadServerScenarios(t *testing.T) {
 		{"bad template", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nreplace = [\"{{.Nope}}\"]", "server.replace[0]", "Nope"},
 		{"poll with two sources", `http = "http://{{.Addr.status}}/status"`, "http = \"http://x\"\n  file = \"f\"", "server.poll[0]", "exactly one"},
 		{"clock fault", `kind = "partition"`, `kind = "clock"`, "faults[0].kind", "no meaning for real servers"},
-		{"lin-kv workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"lin-kv\"", "workload.kind", "without coup's clients"},
+		{"lin-kv workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"lin-kv\"", "workload.kind", "needs their client"},
+		{"mutex workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"mutex\"", "workload.kind", "is not served"},
+		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"redis\"", "server.client", "unknown client"},
+		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for the etcd client"},
 		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", "server.files.../x", "inside the node's folder"},
 	}
 	for _, tt := range tests {

@@ -55,6 +55,7 @@ type run struct {
 	byID    map[string]*server
 	proxies []*proxy.Proxy
 	obs     *observer
+	clients *clients // nil without a workload
 	stats   linkStats
 	polls   sync.WaitGroup
 	stop    chan struct{}
@@ -114,6 +115,7 @@ func (r *run) Start(ctx context.Context, zero func()) error {
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
+	r.clients = newClients(r)
 	if err := r.startProxies(); err != nil {
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
@@ -166,9 +168,13 @@ func (r *run) observed(e history.Event) {
 	r.rec.Record(e)
 }
 
-// Begin starts the workload's clients: real servers have none yet
-// (lifecycle.Driver).
-func (r *run) Begin() {}
+// Begin starts the workload's clients, when the scenario has a client for
+// its servers (lifecycle.Driver).
+func (r *run) Begin() {
+	if r.clients != nil {
+		r.clients.start()
+	}
+}
 
 // Now is the time since the run's zero (lifecycle.Driver).
 func (r *run) Now() time.Duration {
@@ -213,6 +219,9 @@ func (r *run) Stop() map[string]int64 {
 	}
 	r.zeroMu.Unlock()
 	r.polls.Wait()
+	if r.clients != nil {
+		r.clients.stop()
+	}
 	var wg sync.WaitGroup
 	for _, s := range r.servers {
 		wg.Add(1)

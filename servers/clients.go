@@ -1,0 +1,148 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/workloads"
+)
+
+// clients drives the workload against real servers through their own
+// protocol (workloads.Clients): each operation goes, on a goroutine of its
+// own, to the member it names, through the scenario's client (kvClient),
+// and ends ok, fail, or info when its answer is unknown (an error that
+// may have come after the operation took effect, or no answer within the
+// workload's timeout). Workload callbacks run under mu.
+type clients struct {
+	r       *run
+	w       workloads.Workload
+	kv      kvClient
+	timeout time.Duration
+
+	mu      sync.Mutex
+	nextID  int
+	pending map[int]*pendingOp
+	stopped bool
+	timers  []*time.Timer
+	ops     sync.WaitGroup
+	cancel  context.CancelFunc
+	ctx     context.Context
+}
+
+type pendingOp struct {
+	process, node, f string
+	result           func(body []byte) string
+}
+
+var _ workloads.Clients = (*clients)(nil)
+
+// newClients builds the clients of a scenario whose servers have one; nil
+// when the workload asks nothing of them.
+func newClients(r *run) *clients {
+	if r.sv.Client == "" || r.sc.Workload.Kind == scenario.WorkloadNone {
+		return nil
+	}
+	w, timeout := lifecycle.NewWorkload(r.sc)
+	addr := map[string]string{}
+	for _, n := range r.layout.nodes {
+		addr[n.ID] = n.Addr["client"]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
+	switch r.sv.Client {
+	case scenario.ClientEtcd:
+		c.kv = newEtcdKV(addr, r.sv.Reads == scenario.ReadsSerializable)
+	}
+	return c
+}
+
+// start starts the workload (at the run's time zero).
+func (c *clients) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.Start(c)
+}
+
+// After calls fn at d after the run's zero (now, if that has passed).
+func (c *clients) After(d time.Duration, fn func()) {
+	t := time.AfterFunc(d-c.r.Now(), func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.stopped {
+			fn()
+		}
+	})
+	c.timers = append(c.timers, t)
+}
+
+// Invoke records an invocation and carries it out on a goroutine of its
+// own (called under mu).
+func (c *clients) Invoke(op workloads.Op) {
+	c.nextID++
+	id := c.nextID
+	c.r.Record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
+	c.r.stats.add("ops." + history.OpInvoke)
+	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	c.ops.Add(1)
+	go func() {
+		defer c.ops.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
+		defer cancel()
+		body, err := c.kv.Do(ctx, op.Node, op)
+		typ, value := history.OpInfo, ""
+		switch {
+		case err == nil:
+			var head wire.ReplyHead
+			_ = json.Unmarshal(body, &head)
+			typ, value = workloads.Outcome(head, body, op.Result)
+		case errors.Is(err, errDefinite):
+			typ, value = history.OpFail, err.Error()
+		case ctx.Err() != nil && c.ctx.Err() == nil:
+			value = "timed out"
+		default:
+			value = err.Error()
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.complete(id, typ, value, body)
+	}()
+}
+
+// complete records the end of an operation (called under mu).
+func (c *clients) complete(id int, typ, value string, body []byte) {
+	op, ok := c.pending[id]
+	if !ok {
+		return // the run ended first, and recorded it
+	}
+	delete(c.pending, id)
+	c.r.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
+	c.r.stats.add("ops." + typ)
+	if !c.stopped {
+		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: c.r.Now()})
+	}
+}
+
+// stop ends the workload: no more callbacks; every pending operation is
+// recorded as info, and its request abandoned.
+func (c *clients) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.pending)) {
+		c.complete(id, history.OpInfo, "run ended", nil)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	c.ops.Wait()
+}

@@ -1,0 +1,200 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"syscall"
+
+	"github.com/coupharness/coup/workloads"
+)
+
+// kvClient carries one lin-kv operation to a server over the server's
+// own protocol, and answers as a Maelstrom node would: read_ok with the
+// value, write_ok, cas_ok, or an error with Maelstrom's code (20: no such
+// key, 22: the compare of a cas failed, both definite). An error it
+// returns means the answer is unknown: the operation may or may not have
+// taken effect, and the history records info; errDefinite wraps one that
+// surely did not (the connection was refused).
+type kvClient interface {
+	Do(ctx context.Context, node string, op workloads.Op) ([]byte, error)
+}
+
+// errDefinite marks an error after which the operation surely did not
+// happen.
+var errDefinite = errors.New("definite")
+
+// etcdKV is the lin-kv client of etcd, over its JSON gateway (the v3 API
+// as JSON over HTTP, keys and values in base64): no dependency, and what
+// the official Go client does over gRPC. Each client process talks to the
+// member its operation names, at the member's own client address (not
+// through the proxy: the links between members are what the faults cut).
+type etcdKV struct {
+	addr         map[string]string // node → host:port of its client port
+	serializable bool
+	http         *http.Client
+}
+
+var _ kvClient = (*etcdKV)(nil)
+
+func newEtcdKV(addr map[string]string, serializable bool) *etcdKV {
+	// No keep-alive: each operation is one connection, so that a server
+	// that was killed and restarted is reached anew.
+	return &etcdKV{addr: addr, serializable: serializable, http: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+}
+
+// kvFields are the lin-kv request's fields (workloads' kvRead, kvWrite,
+// kvCas), read back from the operation.
+type kvFields struct {
+	Key   int `json:"key"`
+	Value int `json:"value"`
+	From  int `json:"from"`
+	To    int `json:"to"`
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func etcdKey(k int) string { return "coup-kv/" + strconv.Itoa(k) }
+
+// Do carries out the operation against the node's member.
+func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	raw, err := json.Marshal(op.Fields)
+	if err != nil {
+		return nil, err
+	}
+	var f kvFields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	key := b64(etcdKey(f.Key))
+	switch op.F {
+	case workloads.FRead:
+		var out struct {
+			Kvs []struct {
+				Value string `json:"value"`
+			} `json:"kvs"`
+		}
+		if err := c.call(ctx, node, "kv/range", map[string]any{"key": key, "serializable": c.serializable}, &out); err != nil {
+			return nil, err
+		}
+		if len(out.Kvs) == 0 {
+			return answerError(20, "key does not exist"), nil
+		}
+		v, err := base64.StdEncoding.DecodeString(out.Kvs[0].Value)
+		if err != nil {
+			return nil, fmt.Errorf("read: a value that is not base64: %w", err)
+		}
+		return answer("read_ok", json.RawMessage(readValue(v))), nil
+	case workloads.FWrite:
+		if err := c.call(ctx, node, "kv/put", map[string]any{"key": key, "value": b64(strconv.Itoa(f.Value))}, nil); err != nil {
+			return nil, err
+		}
+		return answer("write_ok", nil), nil
+	case workloads.FCas:
+		// One transaction: if the key's value is from, put to; else read
+		// the key, to tell a missing key (20) from another value (22).
+		var out struct {
+			Succeeded bool `json:"succeeded"`
+			Responses []struct {
+				ResponseRange struct {
+					Kvs []json.RawMessage `json:"kvs"`
+				} `json:"response_range"`
+			} `json:"responses"`
+		}
+		txn := map[string]any{
+			"compare": []map[string]any{{"key": key, "target": "VALUE", "result": "EQUAL", "value": b64(strconv.Itoa(f.From))}},
+			"success": []map[string]any{{"request_put": map[string]any{"key": key, "value": b64(strconv.Itoa(f.To))}}},
+			"failure": []map[string]any{{"request_range": map[string]any{"key": key}}},
+		}
+		if err := c.call(ctx, node, "kv/txn", txn, &out); err != nil {
+			return nil, err
+		}
+		switch {
+		case out.Succeeded:
+			return answer("cas_ok", nil), nil
+		case len(out.Responses) > 0 && len(out.Responses[0].ResponseRange.Kvs) == 0:
+			return answerError(20, "key does not exist"), nil
+		}
+		return answerError(22, "the value is not "+strconv.Itoa(f.From)), nil
+	}
+	return nil, fmt.Errorf("%w: the etcd client does not do %q", errDefinite, op.F)
+}
+
+// readValue is a stored value as the read's JSON: the integer a write
+// wrote, or, if something else is there, its text as a JSON string.
+func readValue(v []byte) []byte {
+	if _, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return v
+	}
+	b, _ := json.Marshal(string(v))
+	return b
+}
+
+// call posts a request to the member's gateway and reads its answer into
+// out (when not nil). A refused connection is definite; anything else
+// that is not a 200 with a JSON body is an unknown outcome.
+func (c *etcdKV) call(ctx context.Context, node, path string, in, out any) error {
+	addr, ok := c.addr[node]
+	if !ok {
+		return fmt.Errorf("%w: no node %q", errDefinite, node)
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v3/"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%w: %v", errDefinite, err)
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Message string `json:"message"`
+			Error   string `json:"error"`
+		}
+		_ = json.Unmarshal(b, &e)
+		msg := e.Message
+		if msg == "" {
+			msg = e.Error
+		}
+		return fmt.Errorf("%s: %s", resp.Status, msg)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(b, out)
+}
+
+// answer is a Maelstrom answer body of a type, with a value when not nil.
+func answer(typ string, value json.RawMessage) []byte {
+	m := map[string]any{"type": typ}
+	if value != nil {
+		m["value"] = value
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// answerError is a Maelstrom error answer: definite, with its code.
+func answerError(code int, text string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "text": text})
+	return b
+}
