@@ -41,7 +41,7 @@ func newLayout(sc *scenario.Scenario, dir string) (*layout, error) {
 		slot := 1 + rand.IntN(254)
 		l := &layout{slot: slot}
 		ports := map[string]int{}
-		port := func(i int, name string) int { return ports[strconv.Itoa(i)+"/"+name] }
+		port := func(i int, name string) int { return ports[portKey(i, name)] }
 		if last = l.pickPorts(sc, ports); last != nil {
 			continue
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/proc"
-	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -349,5 +348,3 @@ func (r *run) Resume(node string) error {
 func (r *run) ClockRate(node string, rate float64) error {
 	return errors.New("a real server's clock rate is not coup's to change")
 }
-
-var _ = lifecycle.ErrNodeStart
