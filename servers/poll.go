@@ -25,10 +25,17 @@ func (r *run) startPolls() {
 		return
 	}
 	for _, s := range r.servers {
+		// A poll's addresses do not change during a run: rendered once,
+		// here, and not while a replace changes the node's State.
+		rd, err := r.sv.Render(s.data)
+		if err != nil {
+			r.logf("%s: poll: %v", s.id, err)
+			continue
+		}
 		r.polls.Add(1)
 		go func() {
 			defer r.polls.Done()
-			r.pollLoop(s)
+			r.pollLoop(s, rd.Polls)
 		}()
 	}
 }
@@ -36,7 +43,7 @@ func (r *run) startPolls() {
 // pollLoop asks a node every PollEvery what it believes, until the run
 // stops. A round is skipped for a node that is down; a round whose
 // questions all fail (a paused or dying server) says nothing.
-func (r *run) pollLoop(s *server) {
+func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 	t := time.NewTicker(r.sv.PollEvery.D)
 	defer t.Stop()
 	for {
@@ -52,14 +59,9 @@ func (r *run) pollLoop(s *server) {
 		if !up {
 			continue
 		}
-		rd, err := r.sv.Render(s.data)
-		if err != nil {
-			r.logf("%s: poll: %v", s.id, err)
-			continue
-		}
 		reading := &reading{source: pollSource(r.sv)}
 		answered := false
-		for i, p := range rd.Polls {
+		for i, p := range polls {
 			answer, err := r.ask(p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
 			if err != nil {
 				continue
