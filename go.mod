@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/hashicorp/memberlist v0.7.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/rs/zerolog v1.35.1

@@ -71,12 +71,15 @@ type Server struct {
 	LossReset Duration `toml:"loss_reset"`
 	// Client names the built-in client that drives a lin-kv workload
 	// against the servers over their own protocol: "etcd" (its JSON
-	// gateway on the client port). Without one, a server scenario has no
-	// workload.
+	// gateway on the client port) or "zookeeper" (its own protocol, on the
+	// client port). Without one, a server scenario has no workload.
 	Client string `toml:"client"`
-	// Reads is how the etcd client reads: "linearizable" (the default:
-	// the member asked checks with a quorum) or "serializable" (served by
-	// the member from its own copy, which may be stale).
+	// Reads is how the client reads. etcd's: "linearizable" (the
+	// default: the member asked checks with a quorum) or "serializable"
+	// (served by the member from its own copy, which may be stale).
+	// ZooKeeper's: "plain" (the default: the member's own copy, which
+	// ZooKeeper promises only to be sequentially consistent) or "sync"
+	// (the member first catches up with the leader).
 	Reads string `toml:"reads"`
 
 	tmpl serverTemplates
@@ -127,8 +130,11 @@ const (
 // The built-in clients, and the etcd client's reads.
 const (
 	ClientEtcd        = "etcd"
+	ClientZooKeeper   = "zookeeper"
 	ReadsLinearizable = "linearizable"
 	ReadsSerializable = "serializable"
+	ReadsPlain        = "plain"
+	ReadsSync         = "sync"
 )
 
 // The ways the proxy attributes a connection.
@@ -362,29 +368,25 @@ func (s *Scenario) validateServer() error {
 	if err := s.parseTemplates(); err != nil {
 		return err
 	}
-	switch sv.Client {
-	case "", ClientEtcd:
-	default:
-		return s.errorf("server.client", "unknown client %q (known: etcd)", sv.Client)
-	}
-	switch sv.Reads {
-	case "":
-		if sv.Client == ClientEtcd {
-			sv.Reads = ReadsLinearizable
-		}
-	case ReadsLinearizable, ReadsSerializable:
-		if sv.Client != ClientEtcd {
-			return s.errorf("server.reads", "only for the etcd client (client = \"etcd\")")
-		}
-	default:
-		return s.errorf("server.reads", "unknown %q (known: linearizable, serializable)", sv.Reads)
+	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}}
+	known, ok := reads[sv.Client]
+	switch {
+	case sv.Client == "" && sv.Reads != "":
+		return s.errorf("server.reads", "only for a client (client = \"etcd\" or \"zookeeper\")")
+	case sv.Client == "":
+	case !ok:
+		return s.errorf("server.client", "unknown client %q (known: etcd, zookeeper)", sv.Client)
+	case sv.Reads == "":
+		sv.Reads = known[0]
+	case !slices.Contains(known, sv.Reads):
+		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
 	}
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
 	case WorkloadLinKV:
 		if sv.Client == "" {
-			return s.errorf("workload.kind", "lin-kv against real servers needs their client ([server] client = \"etcd\")")
+			return s.errorf("workload.kind", "lin-kv against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\")")
 		}
 	default:
 		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)

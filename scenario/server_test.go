@@ -105,7 +105,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"lin-kv workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"lin-kv\"", "workload.kind", "needs their client"},
 		{"mutex workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"mutex\"", "workload.kind", "is not served"},
 		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"redis\"", "server.client", "unknown client"},
-		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for the etcd client"},
+		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for a client"},
 		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", "server.files.../x", "inside the node's folder"},
 	}
 	for _, tt := range tests {

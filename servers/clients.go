@@ -61,6 +61,8 @@ func newClients(r *run) *clients {
 	switch r.sv.Client {
 	case scenario.ClientEtcd:
 		c.kv = newEtcdKV(addr, r.sv.Reads == scenario.ReadsSerializable)
+	case scenario.ClientZooKeeper:
+		c.kv = newZKKV(addr, r.sv.Reads == scenario.ReadsSync)
 	}
 	return c
 }
@@ -145,4 +147,7 @@ func (c *clients) stop() {
 	c.mu.Unlock()
 	c.cancel()
 	c.ops.Wait()
+	if cl, ok := c.kv.(interface{ close() }); ok {
+		cl.close() // the clients' sessions
+	}
 }

@@ -1,0 +1,173 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/coupharness/coup/workloads"
+)
+
+// zkKV is the lin-kv client of ZooKeeper, over its own protocol (the
+// go-zookeeper client): each client process has a session of its own with
+// the member its operations name. A key is a znode; a write sets it
+// (creating it the first time), a compare-and-set reads it and sets it on
+// the version read, so that ZooKeeper refuses the set if anything wrote
+// in between. ZooKeeper promises linearizable writes but only
+// sequentially consistent reads: a plain read is served by the member
+// from its own copy; with sync, the member first catches up with the
+// leader.
+type zkKV struct {
+	addr map[string]string // node → host:port of its client port
+	sync bool
+
+	mu    sync.Mutex
+	conns map[string]*zk.Conn // by client process
+}
+
+var _ kvClient = (*zkKV)(nil)
+
+// zkSessionTimeout is the clients' session timeout: ZooKeeper grants
+// between 2 and 20 ticks (1s to 10s with the preset's 500ms tick).
+const zkSessionTimeout = 4 * time.Second
+
+func newZKKV(addr map[string]string, sync bool) *zkKV {
+	return &zkKV{addr: addr, sync: sync, conns: map[string]*zk.Conn{}}
+}
+
+// silent drops the client library's own log lines.
+type silent struct{}
+
+func (silent) Printf(string, ...any) {}
+
+// conn is the session of a client process with its member.
+func (c *zkKV) conn(process, node string) (*zk.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if conn, ok := c.conns[process]; ok {
+		return conn, nil
+	}
+	addr, ok := c.addr[node]
+	if !ok {
+		return nil, fmt.Errorf("%w: no node %q", errDefinite, node)
+	}
+	conn, _, err := zk.Connect([]string{addr}, zkSessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errDefinite, err)
+	}
+	c.conns[process] = conn
+	return conn, nil
+}
+
+// close ends every session.
+func (c *zkKV) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = map[string]*zk.Conn{}
+}
+
+func zkPath(k int) string { return "/coup-kv-" + strconv.Itoa(k) }
+
+// Do carries out the operation through the client's session. The library
+// takes no context: an operation still running when ctx ends is
+// abandoned, its outcome unknown.
+func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	raw, err := json.Marshal(op.Fields)
+	if err != nil {
+		return nil, err
+	}
+	var f kvFields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	conn, err := c.conn(op.Process, node)
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		body []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		body, err := c.do(conn, op.F, f)
+		done <- result{body, err}
+	}()
+	select {
+	case r := <-done:
+		return r.body, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *zkKV) do(conn *zk.Conn, f string, kv kvFields) ([]byte, error) {
+	path := zkPath(kv.Key)
+	switch f {
+	case workloads.FRead:
+		if c.sync {
+			if _, err := conn.Sync(path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return nil, zkErr(err, true)
+			}
+		}
+		data, _, err := conn.Get(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return answerError(20, "key does not exist"), nil
+		}
+		if err != nil {
+			return nil, zkErr(err, true)
+		}
+		return answer("read_ok", json.RawMessage(readValue(data))), nil
+	case workloads.FWrite:
+		data := []byte(strconv.Itoa(kv.Value))
+		_, err := conn.Set(path, data, -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			_, err = conn.Create(path, data, 0, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNodeExists) {
+				_, err = conn.Set(path, data, -1)
+			}
+		}
+		if err != nil {
+			return nil, zkErr(err, false)
+		}
+		return answer("write_ok", nil), nil
+	case workloads.FCas:
+		data, stat, err := conn.Get(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return answerError(20, "key does not exist"), nil
+		}
+		if err != nil {
+			return nil, zkErr(err, true) // nothing was written yet
+		}
+		if string(data) != strconv.Itoa(kv.From) {
+			return answerError(22, "the value is not "+strconv.Itoa(kv.From)), nil
+		}
+		_, err = conn.Set(path, []byte(strconv.Itoa(kv.To)), stat.Version)
+		if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
+			return answerError(22, "the value changed since it was read"), nil
+		}
+		if err != nil {
+			return nil, zkErr(err, false)
+		}
+		return answer("cas_ok", nil), nil
+	}
+	return nil, fmt.Errorf("%w: the ZooKeeper client does not do %q", errDefinite, f)
+}
+
+// zkErr is an error of the library: definite when nothing was asked to
+// change (a read, or before the write), otherwise the outcome is unknown.
+func zkErr(err error, definite bool) error {
+	if definite {
+		return fmt.Errorf("%w: %v", errDefinite, err)
+	}
+	return err
+}
