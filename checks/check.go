@@ -49,6 +49,7 @@ var registry = []Check{
 	newCheck("eventual-leadership", "Within the stabilisation bound after GST (or the start), every correct node comes to trust the same correct node and keeps trusting it until the end of the run.", eventualLeadership),
 	newCheck("complexity", "No election costs more messages than the algorithm's bound for one election.", complexity),
 	newCheck("integrity", "Every message the nemesis corrupted was rejected by its receiver or never delivered.", integrity),
+	newCheck("fencing", "Every lock grant that began after another had been granted carries a higher fencing token, so that a resource that refuses a token lower than one it has seen refuses a stale holder (unknown when no grant carries a token).", fencing),
 	newCheck("mutex-linearizable", "The clients' acquire and release operations are linearizable against a lock (porcupine); a timed-out operation may or may not have taken effect.", mutexLinearizable),
 	newCheck("mutex-cs", "At no instant are two live nodes in the critical section, by their own reports.", mutexCS),
 	newCheck("mutex-progress", "Every acquire invoked at a live node after the last nemesis event is granted within the progress bound.", mutexProgress),

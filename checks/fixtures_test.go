@@ -133,7 +133,7 @@ func goldenText(r Result) string {
 func electionChecks() []Check {
 	var out []Check
 	for _, c := range All() {
-		if !strings.HasPrefix(c.Name, "mutex-") && !slices.Contains(KVDefaults, c.Name) && !slices.Contains(EchoDefaults, c.Name) {
+		if !strings.HasPrefix(c.Name, "mutex-") && c.Name != "fencing" && !slices.Contains(KVDefaults, c.Name) && !slices.Contains(EchoDefaults, c.Name) {
 			out = append(out, c)
 		}
 	}

@@ -87,13 +87,15 @@ func keyBit(k string) uint32 {
 		return 1 << 21
 	case "counts":
 		return 1 << 22
+	case "token":
+		return 1 << 23
 	}
 	return 0
 }
 
 // eventKeys are the keys keyBit knows.
 var eventKeys = []string{"i", "t", "kind", "node", "what", "value", "name", "term", "incarnation", "detail",
-	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts"}
+	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts", "token"}
 
 func (d *decoder) fast(b []byte, e *Event) bool {
 	s := jsonscan.Scanner{B: b}
@@ -159,7 +161,7 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 		return true // json.Unmarshal leaves the field as it is
 	}
 	switch key {
-	case "i", "t", "msg", "incarnation", "term":
+	case "i", "t", "msg", "incarnation", "term", "token":
 		n, ok := s.Int()
 		if !ok {
 			return false
@@ -176,6 +178,9 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 		case "term":
 			term := n
 			e.Term = &term
+		case "token":
+			token := n
+			e.Token = &token
 		}
 		return true
 	case "nodes":

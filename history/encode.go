@@ -34,6 +34,10 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 	b = appendField(b, `,"process":`, e.Process)
 	b = appendField(b, `,"type":`, e.Type)
 	b = appendField(b, `,"f":`, e.F)
+	if e.Token != nil {
+		b = append(b, `,"token":`...)
+		b = strconv.AppendInt(b, *e.Token, 10)
+	}
 	b = appendField(b, `,"phase":`, e.Phase)
 	if len(e.Nodes) > 0 {
 		b = append(b, `,"nodes":[`...)

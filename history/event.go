@@ -93,6 +93,10 @@ type Event struct {
 	Process string `json:"process,omitempty"`
 	Type    string `json:"type,omitempty"`
 	F       string `json:"f,omitempty"`
+	// Token is the fencing token a lock grant (an acquire's ok) carries,
+	// when the lock service gives one: etcd's revision of the grant; nil
+	// when it gave none.
+	Token *int64 `json:"token,omitempty"`
 
 	// Nemesis events.
 	Phase string   `json:"phase,omitempty"`
