@@ -208,6 +208,11 @@ func (r *Results) printProxy(w io.Writer) {
 			row := cells(m, formatDuration, times)
 			// Direct has no carrier whose time to count.
 			row = "no carrier" + strings.TrimPrefix(row, formatDuration(m[Direct]))
+			if m[Forwarder] == 0 || m[Proxied] == 0 {
+				// A carrier's time is read in the kernel's ticks (10ms): a
+				// probe too short for one has nothing to divide.
+				row = "no carrier\ttoo short to count (CPU comes in 10ms ticks)\t"
+			}
 			fmt.Fprintf(tw, "  %s: CPU per message\t%s\t\n", cs.Title, row)
 		default:
 			m := med(func(f Figures) float64 { return float64(f.P50) })
