@@ -69,6 +69,10 @@ type Server struct {
 	// LossReset is how long a stream stalled by a loss fault waits before
 	// its connection is reset (default 1s).
 	LossReset Duration `toml:"loss_reset"`
+	// LockTTL is the lease under which the etcd client holds a lock (the
+	// lock workload): it lapses this long after the holder last renewed
+	// it (default 2s; etcd grants no less than about 1.5s).
+	LockTTL Duration `toml:"lock_ttl"`
 	// Client names the built-in client that drives a lin-kv workload
 	// against the servers over their own protocol: "etcd" (its JSON
 	// gateway on the client port) or "zookeeper" (its own protocol, on the
@@ -148,6 +152,7 @@ const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultPollEvery    = 100 * time.Millisecond
 	DefaultLossReset    = time.Second
+	DefaultLockTTL      = 2 * time.Second
 )
 
 // ServerNode is what a template of Server may use, for one node.
@@ -347,6 +352,9 @@ func (s *Scenario) validateServer() error {
 	if err := s.duration("server.loss_reset", &sv.LossReset, DefaultLossReset, true); err != nil {
 		return err
 	}
+	if err := s.duration("server.lock_ttl", &sv.LockTTL, DefaultLockTTL, true); err != nil {
+		return err
+	}
 	for raw, role := range sv.Roles {
 		if !slices.Contains([]string{RoleLeader, RoleFollower, RoleNone}, role) {
 			return s.errorf("server.roles."+raw, "unknown role %q (known: leader, follower, none)", role)
@@ -384,6 +392,10 @@ func (s *Scenario) validateServer() error {
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
+	case WorkloadMutex:
+		if sv.Client != ClientEtcd {
+			return s.errorf("workload.kind", "a lock workload against real servers needs the etcd client ([server] client = \"etcd\")")
+		}
 	case WorkloadLinKV:
 		if sv.Client == "" {
 			return s.errorf("workload.kind", "lin-kv against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\")")
@@ -712,6 +724,7 @@ func encodeServer(sv *Server) []byte {
 	str("reads", sv.Reads)
 	dur("poll_every", sv.PollEvery)
 	dur("loss_reset", sv.LossReset)
+	dur("lock_ttl", sv.LockTTL)
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(map[string]any{"server": m}); err != nil {
 		panic(fmt.Sprintf("encode [server]: %v", err)) // maps of strings always encode

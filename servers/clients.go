@@ -18,14 +18,14 @@ import (
 
 // clients drives the workload against real servers through their own
 // protocol (workloads.Clients): each operation goes, on a goroutine of its
-// own, to the member it names, through the scenario's client (kvClient),
+// own, to the member it names, through the scenario's client (opClient),
 // and ends ok, fail, or info when its answer is unknown (an error that
 // may have come after the operation took effect, or no answer within the
 // workload's timeout). Workload callbacks run under mu.
 type clients struct {
 	r       *run
 	w       workloads.Workload
-	kv      kvClient
+	kv      opClient
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -60,7 +60,9 @@ func newClients(r *run) *clients {
 	c := &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
 	switch r.sv.Client {
 	case scenario.ClientEtcd:
-		c.kv = newEtcdKV(addr, r.sv.Reads == scenario.ReadsSerializable)
+		e := newEtcdKV(addr, r.sv.Reads == scenario.ReadsSerializable)
+		e.locks.ttl = r.sv.LockTTL.D
+		c.kv = e
 	case scenario.ClientZooKeeper:
 		c.kv = newZKKV(addr, r.sv.Reads == scenario.ReadsSync)
 	}
@@ -126,11 +128,26 @@ func (c *clients) complete(id int, typ, value string, body []byte) {
 		return // the run ended first, and recorded it
 	}
 	delete(c.pending, id)
-	c.r.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
+	c.r.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value, Token: tokenOf(typ, body)})
 	c.r.stats.add("ops." + typ)
 	if !c.stopped {
 		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: c.r.Now()})
 	}
+}
+
+// tokenOf is the fencing token of a lock grant's answer ("token"), nil
+// for anything else.
+func tokenOf(typ string, body []byte) *int64 {
+	if typ != history.OpOK || body == nil {
+		return nil
+	}
+	var a struct {
+		Token *int64 `json:"token"`
+	}
+	if json.Unmarshal(body, &a) != nil {
+		return nil
+	}
+	return a.Token
 }
 
 // stop ends the workload: no more callbacks; every pending operation is

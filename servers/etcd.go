@@ -15,21 +15,6 @@ import (
 	"github.com/coupharness/coup/workloads"
 )
 
-// kvClient carries one lin-kv operation to a server over the server's
-// own protocol, and answers as a Maelstrom node would: read_ok with the
-// value, write_ok, cas_ok, or an error with Maelstrom's code (20: no such
-// key, 22: the compare of a cas failed, both definite). An error it
-// returns means the answer is unknown: the operation may or may not have
-// taken effect, and the history records info; errDefinite wraps one that
-// surely did not (the connection was refused).
-type kvClient interface {
-	Do(ctx context.Context, node string, op workloads.Op) ([]byte, error)
-}
-
-// errDefinite marks an error after which the operation surely did not
-// happen.
-var errDefinite = errors.New("definite")
-
 // etcdKV is the lin-kv client of etcd, over its JSON gateway (the v3 API
 // as JSON over HTTP, keys and values in base64): no dependency, and what
 // the official Go client does over gRPC. Each client process talks to the
@@ -39,9 +24,10 @@ type etcdKV struct {
 	addr         map[string]string // node → host:port of its client port
 	serializable bool
 	http         *http.Client
+	locks        etcdLocks
 }
 
-var _ kvClient = (*etcdKV)(nil)
+var _ opClient = (*etcdKV)(nil)
 
 func newEtcdKV(addr map[string]string, serializable bool) *etcdKV {
 	// No keep-alive: each operation is one connection, so that a server
@@ -71,6 +57,12 @@ func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, 
 	var f kvFields
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
+	}
+	switch op.F {
+	case workloads.FAcquire:
+		return c.acquire(ctx, node, op.Value)
+	case workloads.FRelease:
+		return c.release(ctx, node, op.Value)
 	}
 	key := b64(etcdKey(f.Key))
 	switch op.F {
@@ -181,20 +173,4 @@ func (c *etcdKV) call(ctx context.Context, node, path string, in, out any) error
 		return nil
 	}
 	return json.Unmarshal(b, out)
-}
-
-// answer is a Maelstrom answer body of a type, with a value when not nil.
-func answer(typ string, value json.RawMessage) []byte {
-	m := map[string]any{"type": typ}
-	if value != nil {
-		m["value"] = value
-	}
-	b, _ := json.Marshal(m)
-	return b
-}
-
-// answerError is a Maelstrom error answer: definite, with its code.
-func answerError(code int, text string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "text": text})
-	return b
 }

@@ -31,7 +31,7 @@ type zkKV struct {
 	conns map[string]*zk.Conn // by client process
 }
 
-var _ kvClient = (*zkKV)(nil)
+var _ opClient = (*zkKV)(nil)
 
 // zkSessionTimeout is the clients' session timeout: ZooKeeper grants
 // between 2 and 20 ticks (1s to 10s with the preset's 500ms tick).
