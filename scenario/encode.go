@@ -121,7 +121,10 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 		}
 	}
 	defaultKind := "election"
-	if s.Kind() == "mutex" {
+	switch {
+	case s.Server != nil:
+		defaultKind = WorkloadNone
+	case s.Kind() == "mutex":
 		defaultKind = "mutex"
 	}
 	if w.Kind != "" && w.Kind != defaultKind {
