@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -112,5 +113,29 @@ func TestFencingAgainstNaive(t *testing.T) {
 	}
 	if counts[True] == 0 || counts[False] == 0 || counts[Unknown] == 0 {
 		t.Errorf("the random histories did not cover every verdict: %v", counts)
+	}
+}
+
+// A hold's step carries its grant's fencing token, for the report's lock
+// lanes; a grant without one has none.
+func TestLockLanesCarryTokens(t *testing.T) {
+	h := hist("n1", "n2").
+		call("c1", fAcquire, "n1", "c1", 10).granted("c1", 7, 11).
+		call("c2", fAcquire, "n2", "c2", 12).ret("c2", history.OpOK, fAcquire, 13).end(100).h()
+	l := BuildLockLanes(h)
+	tokens := map[string]string{}
+	for _, ln := range l.Lanes {
+		for _, s := range ln.Steps {
+			if s.What != StepHold {
+				continue
+			}
+			tokens[ln.Process] = "none"
+			if s.Token != nil {
+				tokens[ln.Process] = fmt.Sprint(*s.Token)
+			}
+		}
+	}
+	if tokens["c1"] != "7" || tokens["c2"] != "none" {
+		t.Errorf("hold tokens %v, want c1 7 and c2 none", tokens)
 	}
 }

@@ -34,7 +34,8 @@ const (
 type holdSpan struct {
 	process, owner string
 	from, to       int64
-	released       bool // to is a release's invocation, not the end
+	released       bool   // to is a release's invocation, not the end
+	token          *int64 // the grant's fencing token, when it has one
 }
 
 // clientHolds returns the holds of ops (in invocation order), in the order
@@ -46,7 +47,7 @@ func clientHolds(h *history.History, ops []*lockOp) []holdSpan {
 		switch {
 		case o.f == fAcquire && o.outcome(h) == history.OpOK:
 			open[o.process] = len(out)
-			out = append(out, holdSpan{process: o.process, owner: o.owner, from: h.Events[o.done].Time})
+			out = append(out, holdSpan{process: o.process, owner: o.owner, from: h.Events[o.done].Time, token: h.Events[o.done].Token})
 		case o.f == fRelease:
 			if i, ok := open[o.process]; ok {
 				out[i].to, out[i].released = h.Events[o.invoke].Time, true
@@ -284,6 +285,8 @@ type LockStep struct {
 	Outcome string
 	// Node is the node the client asked; Owner whom it acted for.
 	Node, Owner string
+	// Token is a hold's fencing token, when its grant carried one.
+	Token *int64
 }
 
 // JointHold is a time during which two or more owners (in natural
@@ -333,7 +336,7 @@ func BuildLockLanes(h *history.History) *LockLanes {
 			outcome = history.OpOK
 		}
 		l := lanes[s.process]
-		l.Steps = append(l.Steps, LockStep{What: StepHold, From: s.from, To: s.to, Outcome: outcome, Owner: s.owner})
+		l.Steps = append(l.Steps, LockStep{What: StepHold, From: s.from, To: s.to, Outcome: outcome, Owner: s.owner, Token: s.token})
 	}
 	for i := range out.Lanes {
 		slices.SortStableFunc(out.Lanes[i].Steps, func(a, b LockStep) int { return cmp.Compare(a.From, b.From) })

@@ -96,7 +96,13 @@ func (m *reportModel) lanesSVG(ax axis, id string, active bool) string {
 				}
 				c.printf(`<g class="lane hold"><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s" stroke="#000" stroke-width="0.8"/>`,
 					esc(title), x0, mid-mlBar/2, w, mlBar, fill)
-				if w >= 36 {
+				label := "holds"
+				if s.Token != nil {
+					label = fmt.Sprintf("holds, token %d", *s.Token)
+				}
+				if w >= 6*float64(len(label)) {
+					c.printf(`<text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" font-size="10" fill="#fff">%s</text>`, x0+w/2, mid, esc(label))
+				} else if w >= 36 {
 					c.printf(`<text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" font-size="10" fill="#fff">holds</text>`, x0+w/2, mid)
 				}
 				c.printf(`</g>`)
@@ -173,7 +179,11 @@ func stepTitle(process string, s checks.LockStep) string {
 		if s.Outcome != "" {
 			until = "it asked to release"
 		}
-		return fmt.Sprintf("%s held the lock (for %s) from %s, when its acquire returned ok, to %s, when %s", process, s.Owner, secs(s.From), secs(s.To), until)
+		token := ""
+		if s.Token != nil {
+			token = fmt.Sprintf(", with fencing token %d", *s.Token)
+		}
+		return fmt.Sprintf("%s held the lock (for %s%s) from %s, when its acquire returned ok, to %s, when %s", process, s.Owner, token, secs(s.From), secs(s.To), until)
 	}
 	answer := map[string]string{
 		history.OpOK:   "ok",
