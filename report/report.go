@@ -182,6 +182,9 @@ func eventText(e *history.Event) string {
 		}
 	case history.KindOp:
 		parts = append(parts, e.F, e.Type, "by "+e.Process, e.Value)
+		if e.Token != nil {
+			parts = append(parts, fmt.Sprintf("fencing token %d", *e.Token))
+		}
 	case history.KindNemesis:
 		parts = append(parts, e.What, e.Phase)
 	case history.KindMsg:

@@ -218,3 +218,13 @@ func TestReportEscapesWhatNodesWrite(t *testing.T) {
 	}
 	assertSelfContained(t, page, nil)
 }
+
+// A lock grant's fencing token is named where the page describes the
+// event (the evidence's "what").
+func TestEventTextNamesTheToken(t *testing.T) {
+	token := int64(12)
+	e := history.Event{Kind: history.KindOp, F: "acquire", Type: history.OpOK, Process: "c2", Value: "lease 7 ttl 2s", Token: &token}
+	if got := eventText(&e); !strings.Contains(got, "fencing token 12") || !strings.Contains(got, "lease 7 ttl 2s") {
+		t.Errorf("eventText = %q, want the lease and the token", got)
+	}
+}
