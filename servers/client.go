@@ -39,3 +39,22 @@ func answerError(code int, text string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "text": text})
 	return b
 }
+
+// kvFields are the lin-kv request's fields (workloads' kvRead, kvWrite,
+// kvCas), read back from the operation.
+type kvFields struct {
+	Key   int `json:"key"`
+	Value int `json:"value"`
+	From  int `json:"from"`
+	To    int `json:"to"`
+}
+
+// fieldsOf reads an operation's fields back (nil for a lock's).
+func fieldsOf(op workloads.Op) (kvFields, error) {
+	var f kvFields
+	raw, err := json.Marshal(op.Fields)
+	if err != nil {
+		return f, err
+	}
+	return f, json.Unmarshal(raw, &f)
+}

@@ -35,27 +35,14 @@ func newEtcdKV(addr map[string]string, serializable bool) *etcdKV {
 	return &etcdKV{addr: addr, serializable: serializable, http: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 }
 
-// kvFields are the lin-kv request's fields (workloads' kvRead, kvWrite,
-// kvCas), read back from the operation.
-type kvFields struct {
-	Key   int `json:"key"`
-	Value int `json:"value"`
-	From  int `json:"from"`
-	To    int `json:"to"`
-}
-
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func etcdKey(k int) string { return "coup-kv/" + strconv.Itoa(k) }
 
 // Do carries out the operation against the node's member.
 func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
-	raw, err := json.Marshal(op.Fields)
+	f, err := fieldsOf(op)
 	if err != nil {
-		return nil, err
-	}
-	var f kvFields
-	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
 	switch op.F {

@@ -81,12 +81,8 @@ func zkPath(k int) string { return "/coup-kv-" + strconv.Itoa(k) }
 // takes no context: an operation still running when ctx ends is
 // abandoned, its outcome unknown.
 func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
-	raw, err := json.Marshal(op.Fields)
+	f, err := fieldsOf(op)
 	if err != nil {
-		return nil, err
-	}
-	var f kvFields
-	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
 	conn, err := c.conn(op.Process, node)
