@@ -198,10 +198,15 @@ func explainIllegal(h *history.History, r *Result, kept []*lockOp, pops []porcup
 	for i := len(prefix) - 1; i >= 0; i-- {
 		p := kept[prefix[i]]
 		if p.f == fAcquire && holds(states, p.owner) {
-			holder = fmt.Sprintf(" (acquired through %s, invoked at %s)", p.node, fmtTime(h.Events[p.invoke].Time))
+			holder = fmt.Sprintf(" (acquired through %s, invoked at %s%s)", p.node, fmtTime(h.Events[p.invoke].Time), joinText("; ", grantText(h, p)))
 			r.Evidence = append(r.Evidence, h.Events[p.invoke])
 			if p.done >= 0 {
 				r.Evidence = append(r.Evidence, h.Events[p.done])
+			}
+			if rel := releaseAfter(h, kept, p); rel != nil {
+				done := h.Events[rel.done]
+				holder += fmt.Sprintf("; %s's release of it at %s: %s", rel.process, fmtTime(done.Time), done.Value)
+				r.Evidence = append(r.Evidence, h.Events[rel.invoke], done)
 			}
 			if p.node != o.node {
 				r.Nodes = append(r.Nodes, p.node)
@@ -214,9 +219,9 @@ func explainIllegal(h *history.History, r *Result, kept []*lockOp, pops []porcup
 	if o.f != fAcquire {
 		rule = "only the holder can release the lock"
 	}
-	r.Explanation += fmt.Sprintf(": the longest order porcupine can fit takes %s and leaves the lock %s%s, and %s's %s(%s) at %s, invoked at %s and ok at %s, cannot come after it: %s",
+	r.Explanation += fmt.Sprintf(": the longest order porcupine can fit takes %s and leaves the lock %s%s, and %s's %s(%s) at %s, invoked at %s and ok at %s%s, cannot come after it: %s",
 		plural(len(prefix), "operation"), describeStates(states), holder,
-		o.process, o.f, o.owner, o.node, fmtTime(h.Events[o.invoke].Time), fmtTime(done.Time), rule)
+		o.process, o.f, o.owner, o.node, fmtTime(h.Events[o.invoke].Time), fmtTime(done.Time), parenText(grantText(h, o)), rule)
 }
 
 // describeStates describes a set of lock states: "free", "held by c1",
@@ -303,4 +308,56 @@ func stuckAfter(partials [][]int, ops []porcupine.Operation) (prefix []int, stuc
 		}
 	}
 	return prefix, stuck
+}
+
+// grantText says what a real server's grant carried: its fencing token
+// and what the client said of it (its lease or session), as "token 12,
+// lease 694d… ttl 2s"; "" for an operation that is no grant or carries
+// neither.
+func grantText(h *history.History, o *lockOp) string {
+	if o.f != fAcquire || o.done < 0 {
+		return ""
+	}
+	done := h.Events[o.done]
+	if done.Type != history.OpOK || done.Token == nil {
+		return ""
+	}
+	s := fmt.Sprintf("token %d", *done.Token)
+	if done.Value != "" {
+		s += ", " + done.Value
+	}
+	return s
+}
+
+// releaseAfter is the release that ended a grant, when it returned ok
+// with something to say (a real server's client saying that the lease
+// or session had expired by then): the owner's next release after the
+// grant, among the operations kept.
+func releaseAfter(h *history.History, kept []*lockOp, grant *lockOp) *lockOp {
+	for _, o := range kept {
+		if o.f != fRelease || o.owner != grant.owner || o.invoke < grant.invoke || o.done < 0 {
+			continue
+		}
+		if done := h.Events[o.done]; done.Type == history.OpOK && done.Value != "" {
+			return o
+		}
+		return nil
+	}
+	return nil
+}
+
+// joinText is sep and s, or "" for an empty s.
+func joinText(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
+}
+
+// parenText is " (s)", or "" for an empty s.
+func parenText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }

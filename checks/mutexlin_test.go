@@ -305,3 +305,44 @@ func BenchmarkMutexLinearizableRelevantInfos(b *testing.B) {
 		})
 	}
 }
+
+// A real server's grants carry fencing tokens and a lease; a holder whose
+// release found its lease expired says so. The evidence of two holders
+// names both tokens, the holder's lease, and the expiry its release found,
+// and holds that release; a grant without a token adds nothing.
+func TestMutexLinearizableEvidenceOfAnExpiredLease(t *testing.T) {
+	tok := func(n int64) *int64 { return &n }
+	build := func(withTokens bool) *history.History {
+		b := hist("n1", "n2").starts(0, "n1", "n2").
+			call("c1", fAcquire, "n1", "c1", 0)
+		okEvent := func(process string, at int64, token int64, value string) history.Event {
+			e := history.Event{Time: ms(at), Kind: history.KindOp, Process: process, Type: history.OpOK, F: fAcquire, Value: value}
+			if withTokens {
+				e.Token = tok(token)
+			}
+			return e
+		}
+		b.add(okEvent("c1", 10, 2, "lease 51617 ttl 2s")).
+			call("c2", fAcquire, "n2", "c2", 20).
+			add(okEvent("c2", 30, 4, "lease 51618 ttl 2s")).
+			call("c1", fRelease, "n1", "c1", 40).
+			add(history.Event{Time: ms(50), Kind: history.KindOp, Process: "c1", Type: history.OpOK, F: fRelease, Value: "lease 51617 had expired before the release"})
+		return b.end(60).h()
+	}
+	r := judge(t, "mutex-linearizable", build(true))
+	if r.Valid != False {
+		t.Fatalf("verdict %v, want false: %s", r.Valid, r.Explanation)
+	}
+	for _, want := range []string{"invoked at 0.000s; token 2, lease 51617 ttl 2s)", "ok at 0.030s (token 4, lease 51618 ttl 2s)", "c1's release of it at 0.050s: lease 51617 had expired before the release"} {
+		if !strings.Contains(r.Explanation, want) {
+			t.Errorf("explanation %q lacks %q", r.Explanation, want)
+		}
+	}
+	if got := fmt.Sprint(indexes(r.Evidence)); got != "[3 4 5 6 7 8]" {
+		t.Errorf("evidence %s, want [3 4 5 6 7 8] (both grants and the release)", got)
+	}
+	r = judge(t, "mutex-linearizable", build(false))
+	if strings.Contains(r.Explanation, "token") {
+		t.Errorf("grants without tokens: explanation %q names a token", r.Explanation)
+	}
+}

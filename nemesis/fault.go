@@ -87,10 +87,17 @@ const (
 	Majority Pick = "majority"
 	// All is every candidate.
 	All Pick = "all"
+	// Holder is the client process that holds the lock as the history
+	// says: its latest acquire returned ok and it has not released since
+	// (the latest such grant when the history shows more than one). Only a
+	// pause takes it, and only where the workload's clients run as
+	// processes of their own (a real server's client adapters): it stops
+	// the client that believes it holds the lock.
+	Holder Pick = "holder"
 )
 
 // Picks lists the picks a target may name.
-var Picks = []Pick{Leader, Follower, Random, One, Minority, Majority, All}
+var Picks = []Pick{Leader, Follower, Random, One, Minority, Majority, All, Holder}
 
 // Target says which nodes a fault hits: named nodes, or a pick among the
 // candidates when the fault begins. The candidates depend on the fault: the
@@ -449,6 +456,9 @@ func (f *Fault) checkTarget(nodes []string) error {
 	}
 	if f.Target.Pick == Leader && (f.Kind == Restart || f.Kind == Resume) {
 		return fieldErr("target", "the leader is live and running: it cannot be the target of %s", f.Kind)
+	}
+	if f.Target.Pick == Holder && f.Kind != Pause {
+		return fieldErr("target", "\"holder\" is the client that holds the lock: only a pause takes it, not %s", f.Kind)
 	}
 	return nil
 }

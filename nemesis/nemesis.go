@@ -222,10 +222,17 @@ func (n *Nemesis) Observe(e history.Event) []Action {
 	return out
 }
 
-// Relevant reports whether the nemesis needs to observe e: process events
-// and reports. A driver may filter the rest out.
+// Relevant reports whether the nemesis needs to observe e: process events,
+// reports, and the ends of lock operations (who holds the lock). A driver
+// may filter the rest out.
 func Relevant(e *history.Event) bool {
-	return e.Kind == history.KindProcess || e.Kind == history.KindReport
+	switch e.Kind {
+	case history.KindProcess, history.KindReport:
+		return true
+	case history.KindOp:
+		return (e.F == fAcquire || e.F == fRelease) && e.Type != history.OpInvoke
+	}
+	return false
 }
 
 // Match reports whether e fires the trigger.

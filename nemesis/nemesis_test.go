@@ -489,3 +489,66 @@ func TestCheck(t *testing.T) {
 		t.Error("a pick inside a list was accepted")
 	}
 }
+
+func lockOp(process, f, typ string) history.Event {
+	return history.Event{Kind: history.KindOp, Process: process, F: f, Type: typ}
+}
+
+func TestHolderPick(t *testing.T) {
+	acquired := func(p string) []history.Event {
+		return []history.Event{lockOp(p, fAcquire, history.OpInvoke), lockOp(p, fAcquire, history.OpOK)}
+	}
+	tests := []struct {
+		name   string
+		events []history.Event
+		want   string // "" for a skip
+	}{
+		{"nobody asked", nil, ""},
+		{"asked, not granted", []history.Event{lockOp("c1", fAcquire, history.OpInvoke)}, ""},
+		{"a failed acquire holds nothing", []history.Event{lockOp("c1", fAcquire, history.OpInvoke), lockOp("c1", fAcquire, history.OpFail)}, ""},
+		{"granted", acquired("c2"), "c2"},
+		{"released", append(acquired("c2"), lockOp("c2", fRelease, history.OpInvoke), lockOp("c2", fRelease, history.OpOK)), ""},
+		{"still holds while its release is under way", append(acquired("c2"), lockOp("c2", fRelease, history.OpInvoke)), "c2"},
+		{"a timed-out release ends the belief", append(acquired("c2"), lockOp("c2", fRelease, history.OpInvoke), lockOp("c2", fRelease, history.OpInfo)), ""},
+		{"the latest of two grants", append(acquired("c1"), acquired("c3")...), "c3"},
+		{"the earlier, once the latest released", append(append(acquired("c1"), acquired("c3")...), lockOp("c3", fRelease, history.OpOK)), "c1"},
+	}
+	for _, tt := range tests {
+		v := newView(five)
+		for i := range tt.events {
+			v.observe(&tt.events[i])
+		}
+		got, skip := v.resolve(Target{Pick: Holder}, Pause, seeded(1))
+		switch {
+		case tt.want == "" && skip == "":
+			t.Errorf("%s: got %v, want a skip", tt.name, got)
+		case tt.want != "" && !slices.Equal(got, []string{tt.want}):
+			t.Errorf("%s: got %v (%s), want %s", tt.name, got, skip, tt.want)
+		}
+	}
+	// A paused holder is not paused again, and the pause's end resumes it.
+	v := newView(five)
+	for _, e := range acquired("c1") {
+		v.observe(&e)
+	}
+	v.act(&Action{Kind: Pause, Phase: history.PhaseStart, Nodes: []string{"c1"}})
+	if got, skip := v.resolve(Target{Pick: Holder}, Pause, seeded(1)); skip == "" {
+		t.Errorf("a paused holder: got %v, want a skip", got)
+	}
+	if v.state["c1"] != paused {
+		t.Errorf("c1 is %s after its pause, want paused", v.state["c1"])
+	}
+}
+
+func TestHolderTargetsOnlyPause(t *testing.T) {
+	for _, k := range []Kind{Crash, Partition, Loss} {
+		f := Fault{Kind: k, Target: Target{Pick: Holder}}
+		if err := f.checkTarget(five); err == nil || !strings.Contains(err.Error(), "only a pause") {
+			t.Errorf("%s of the holder: %v, want refused", k, err)
+		}
+	}
+	f := Fault{Kind: Pause, Target: Target{Pick: Holder}}
+	if err := f.checkTarget(five); err != nil {
+		t.Errorf("pause of the holder: %v", err)
+	}
+}

@@ -36,10 +36,13 @@ type view struct {
 	// history has not shown yet: their reports still in the queue come
 	// from the old process and are ignored.
 	fresh map[string]bool
+	// grant holds, for each client process whose latest lock operation
+	// is an acquire that returned ok, the sequence number of that ok.
+	grant map[string]int64
 }
 
 func newView(ring []string) *view {
-	v := &view{ring: ring, state: map[string]procState{}, claim: map[string]int64{}, fresh: map[string]bool{}}
+	v := &view{ring: ring, state: map[string]procState{}, claim: map[string]int64{}, fresh: map[string]bool{}, grant: map[string]int64{}}
 	for _, n := range ring {
 		v.state[n] = live
 	}
@@ -48,6 +51,10 @@ func newView(ring []string) *view {
 
 // observe updates the view with a history event.
 func (v *view) observe(e *history.Event) {
+	if e.Kind == history.KindOp {
+		v.observeLock(e)
+		return
+	}
 	if e.Node == "" {
 		return
 	}
@@ -160,6 +167,15 @@ func (v *view) resolve(t Target, k Kind, rng *rand.Rand) ([]string, string) {
 		}
 		cands = slices.DeleteFunc(slices.Clone(cands), func(x string) bool { return x == l })
 		out = pickRandom(1)
+	case Holder:
+		h := v.holder()
+		if h == "" {
+			return nil, "no target: no client holds the lock"
+		}
+		if v.state[h] != live {
+			return nil, fmt.Sprintf("no target: the holder %s is %s", h, v.state[h])
+		}
+		return []string{h}, ""
 	case All:
 		out = append(out, cands...)
 	case One:
@@ -223,4 +239,35 @@ func (v *view) act(a *Action) {
 			}
 		}
 	}
+}
+
+// The lock workload's operations, as the history names them.
+const (
+	fAcquire = "acquire"
+	fRelease = "release"
+)
+
+// observeLock follows who holds the lock: a process holds it from its
+// acquire's ok until its release ends, however it ends (a release that
+// failed or timed out leaves a holder that no longer believes it holds).
+func (v *view) observeLock(e *history.Event) {
+	switch {
+	case e.F == fAcquire && e.Type == history.OpOK:
+		v.seq++
+		v.grant[e.Process] = v.seq
+	case e.F == fRelease && e.Type != history.OpInvoke:
+		delete(v.grant, e.Process)
+	}
+}
+
+// holder is the client process of the latest grant still held; "" when
+// none is.
+func (v *view) holder() string {
+	best, at := "", int64(0)
+	for p, s := range v.grant {
+		if s > at {
+			best, at = p, s
+		}
+	}
+	return best
 }

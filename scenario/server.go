@@ -85,6 +85,17 @@ type Server struct {
 	// ZooKeeper promises only to be sequentially consistent) or "sync"
 	// (the member first catches up with the leader).
 	Reads string `toml:"reads"`
+	// ClientProcesses runs each client of the built-in client as a
+	// process of its own ("coup adapter etcd", one per workload client)
+	// instead of inside coup, so that a fault can pause it: a pause whose
+	// target is "holder" stops the client that holds the lock.
+	ClientProcesses bool `toml:"client_processes"`
+	// Adapter is the program (and its arguments, templates of
+	// AdapterClient) of a client adapter, for a service coup has no client
+	// of its own for: coup starts one per workload client, and it speaks
+	// coup's client protocol on its stdin and stdout (docs/servers.md) and
+	// the service's own protocol to the members.
+	Adapter []string `toml:"adapter"`
 
 	tmpl serverTemplates
 }
@@ -184,6 +195,36 @@ type ServerNode struct {
 	Scenario string
 }
 
+// AdapterClient is what the adapter's templates may use.
+type AdapterClient struct {
+	// Client is the workload client the process serves (c1).
+	Client string
+	// Dir is the run's folder in the store.
+	Dir string
+	// Scenario is the scenario file's folder, as an absolute path.
+	Scenario string
+}
+
+// RenderAdapter fills in the adapter's command for a client.
+func (sv *Server) RenderAdapter(c *AdapterClient) ([]string, error) {
+	out := make([]string, len(sv.tmpl.adapter))
+	for i, t := range sv.tmpl.adapter {
+		var b strings.Builder
+		if err := t.Execute(&b, c); err != nil {
+			return nil, err
+		}
+		out[i] = b.String()
+	}
+	return out, nil
+}
+
+// ClientsAreProcesses reports whether the workload's clients run as
+// processes of their own: an adapter's, or the built-in client's when
+// ClientProcesses asks.
+func (sv *Server) ClientsAreProcesses() bool {
+	return len(sv.Adapter) > 0 || (sv.Client != "" && sv.ClientProcesses)
+}
+
 // Endpoint is a node's address and ports.
 type Endpoint struct {
 	ID    string
@@ -196,6 +237,7 @@ type Endpoint struct {
 // serverTemplates are the parsed templates.
 type serverTemplates struct {
 	command, replace []*template.Template
+	adapter          []*template.Template
 	files, env       map[string]*template.Template
 	polls            []pollTemplates
 }
@@ -389,16 +431,18 @@ func (s *Scenario) validateServer() error {
 	case !slices.Contains(known, sv.Reads):
 		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
 	}
+	switch {
+	case len(sv.Adapter) > 0 && sv.Client != "":
+		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
+	case sv.ClientProcesses && sv.Client == "":
+		return s.errorf("server.client_processes", "only for a built-in client (client = \"etcd\" or \"zookeeper\"); an adapter's clients are processes anyway")
+	}
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
-	case WorkloadMutex:
-		if sv.Client != ClientEtcd {
-			return s.errorf("workload.kind", "a lock workload against real servers needs the etcd client ([server] client = \"etcd\")")
-		}
-	case WorkloadLinKV:
-		if sv.Client == "" {
-			return s.errorf("workload.kind", "lin-kv against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\")")
+	case WorkloadMutex, WorkloadLinKV:
+		if sv.Client == "" && len(sv.Adapter) == 0 {
+			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
 		}
 	default:
 		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
@@ -496,6 +540,16 @@ func (s *Scenario) parseTemplates() error {
 		}
 		t.replace = append(t.replace, tt)
 	}
+	for i, a := range sv.Adapter {
+		tt, err := parse(fmt.Sprintf("server.adapter[%d]", i), a)
+		if err != nil {
+			return err
+		}
+		t.adapter = append(t.adapter, tt)
+	}
+	if len(sv.Adapter) > 0 && sv.Adapter[0] == "" {
+		return s.errorf("server.adapter", "the program is empty: give the adapter's program and its arguments")
+	}
 	for name, text := range sv.Files {
 		if name == "" || strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") {
 			return s.errorf("server.files."+name, "a file's path must stay inside the node's folder")
@@ -538,6 +592,10 @@ func (s *Scenario) parseTemplates() error {
 	}
 	sample := SampleServerNodes(s)[0]
 	if _, err := sv.Render(sample); err != nil {
+		field, msg, _ := strings.Cut(strings.TrimPrefix(err.Error(), "template: "), ":")
+		return s.errorf(field, "at %s", msg)
+	}
+	if _, err := sv.RenderAdapter(&AdapterClient{Client: "c1", Dir: "/store/run", Scenario: "/scenario"}); err != nil {
 		field, msg, _ := strings.Cut(strings.TrimPrefix(err.Error(), "template: "), ":")
 		return s.errorf(field, "at %s", msg)
 	}
@@ -722,6 +780,10 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("client", sv.Client)
 	str("reads", sv.Reads)
+	if sv.ClientProcesses {
+		m["client_processes"] = true
+	}
+	list("adapter", sv.Adapter)
 	dur("poll_every", sv.PollEvery)
 	dur("loss_reset", sv.LossReset)
 	dur("lock_ttl", sv.LockTTL)

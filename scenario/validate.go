@@ -448,6 +448,14 @@ func (s *Scenario) validateFault(i int) error {
 	if err != nil {
 		return s.errorf(at+".target", "%v", err)
 	}
+	if nf.Target.Pick == nemesis.Holder {
+		switch {
+		case s.Server == nil || !s.Server.ClientsAreProcesses():
+			return s.errorf(at+".target", "\"holder\" pauses the client that holds the lock, which needs clients that run as processes of their own: a real server's client with [server] client_processes = true, or an adapter")
+		case s.Workload.Kind != WorkloadMutex:
+			return s.errorf(at+".target", "\"holder\" is the client that holds the lock: it needs a mutex workload, not %q", s.Workload.Kind)
+		}
+	}
 	if nf.Kind == nemesis.Partition && nf.Cut == "" && s.Server != nil {
 		nf.Cut = nemesis.Stall
 	}

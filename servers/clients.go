@@ -48,7 +48,7 @@ var _ workloads.Clients = (*clients)(nil)
 // newClients builds the clients of a scenario whose servers have one; nil
 // when the workload asks nothing of them.
 func newClients(r *run) *clients {
-	if r.sv.Client == "" || r.sc.Workload.Kind == scenario.WorkloadNone {
+	if (r.sv.Client == "" && len(r.sv.Adapter) == 0) || r.sc.Workload.Kind == scenario.WorkloadNone {
 		return nil
 	}
 	w, timeout := lifecycle.NewWorkload(r.sc)
@@ -64,7 +64,11 @@ func newClients(r *run) *clients {
 		e.locks.ttl = r.sv.LockTTL.D
 		c.kv = e
 	case scenario.ClientZooKeeper:
-		c.kv = newZKKV(addr, r.sv.Reads == scenario.ReadsSync)
+		z := newZKKV(addr, r.sv.Reads == scenario.ReadsSync)
+		if r.sc.Workload.Kind == scenario.WorkloadMutex {
+			z.sessionTimeout = r.sv.LockTTL.D
+		}
+		c.kv = z
 	}
 	return c
 }

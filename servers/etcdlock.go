@@ -76,7 +76,7 @@ func (c *etcdKV) acquire(ctx context.Context, node, owner string) ([]byte, error
 	c.locks.mu.Lock()
 	hold.key = out.Key
 	c.locks.mu.Unlock()
-	b, _ := json.Marshal(map[string]any{"type": "acquire_ok", "token": rev, "value": "lease " + grant.ID + " ttl " + grant.TTL + "s"})
+	b, _ := json.Marshal(map[string]any{"type": "acquire_ok", "token": rev, "value": "lease " + leaseHex(grant.ID) + " ttl " + grant.TTL + "s"})
 	return b, nil
 }
 
@@ -97,10 +97,20 @@ func (c *etcdKV) release(ctx context.Context, node, owner string) ([]byte, error
 		_ = c.call(ctx, node, "lease/revoke", map[string]any{"ID": hold.lease}, nil)
 		return answerError(14, "not holding the lock"), nil
 	}
+	// Whether the lease outlived the hold: etcd answers a TTL of -1 for a
+	// lease it no longer knows, which is one that expired (this client
+	// revokes its leases only after their release).
+	var live struct {
+		TTL string `json:"TTL"`
+	}
+	expired := c.call(ctx, node, "lease/timetolive", map[string]any{"ID": hold.lease}, &live) == nil && live.TTL == "-1"
 	if err := c.call(ctx, node, "lock/unlock", map[string]any{"key": hold.key}, nil); err != nil {
 		return nil, err
 	}
 	_ = c.call(ctx, node, "lease/revoke", map[string]any{"ID": hold.lease}, nil)
+	if expired {
+		return answer("release_ok", json.RawMessage(strconv.Quote("lease "+leaseHex(hold.lease)+" had expired before the release: etcd no longer knew it"))), nil
+	}
 	return answer("release_ok", nil), nil
 }
 
@@ -156,4 +166,14 @@ func leaseErr(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: lease: %v", errDefinite, err)
+}
+
+// leaseHex writes a lease id (decimal in the gateway's JSON) in hex, as
+// etcdctl and etcd's own logs do.
+func leaseHex(id string) string {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return id
+	}
+	return strconv.FormatInt(n, 16)
 }

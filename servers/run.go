@@ -24,6 +24,10 @@ type Options struct {
 	Store string
 	// Progress receives a line per phase of the run (nil: none).
 	Progress io.Writer
+	// Coup is the command that runs coup itself (default: this program),
+	// for the built-in client's processes ("coup adapter etcd") when the
+	// scenario asks for them (client_processes).
+	Coup []string
 }
 
 // run is one run of a scenario of real servers: the driver of its
@@ -56,6 +60,7 @@ type run struct {
 	proxies []*proxy.Proxy
 	obs     *observer
 	clients *clients // nil without a workload
+	adapters *adapters // the clients' processes, when they run as such
 	stats   linkStats
 	polls   sync.WaitGroup
 	stop    chan struct{}
@@ -116,6 +121,18 @@ func (r *run) Start(ctx context.Context, zero func()) error {
 		r.byID[node.ID] = s
 	}
 	r.clients = newClients(r)
+	if r.clients != nil && r.sv.ClientsAreProcesses() {
+		r.progress("starting %d client processes", r.sc.Workload.Clients)
+		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
+		if err != nil {
+			if ctx.Err() != nil {
+				return lifecycle.ErrInterrupted
+			}
+			return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+		}
+		r.adapters = ads
+		r.clients.kv = ads
+	}
 	if err := r.startProxies(); err != nil {
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}

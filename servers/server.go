@@ -305,8 +305,13 @@ func (r *run) runReplace(s *server) error {
 	return err
 }
 
-// Pause stops a server's process group (SIGSTOP) (nemesis.Cluster).
+// Pause stops a server's process group (SIGSTOP), or a client's when
+// the clients run as processes (nemesis.Cluster).
 func (r *run) Pause(node string) error {
+	if a, ok := r.adapters.client(node); ok {
+		r.logf("%s: client process paused (SIGSTOP)", node)
+		return a.pause()
+	}
 	s, err := r.server(node)
 	if err != nil {
 		return err
@@ -324,8 +329,12 @@ func (r *run) Pause(node string) error {
 	return s.p.Pause()
 }
 
-// Resume continues a paused server (SIGCONT) (nemesis.Cluster).
+// Resume continues a paused server or client (SIGCONT) (nemesis.Cluster).
 func (r *run) Resume(node string) error {
+	if a, ok := r.adapters.client(node); ok {
+		r.logf("%s: client process resumed (SIGCONT)", node)
+		return a.resume()
+	}
 	s, err := r.server(node)
 	if err != nil {
 		return err

@@ -27,6 +27,11 @@ type zkKV struct {
 	addr map[string]string // node → host:port of its client port
 	sync bool
 
+	// sessionTimeout is the sessions' timeout: a lock is held as long as
+	// the session that holds it lives.
+	sessionTimeout time.Duration
+	locks          zkLocks
+
 	mu    sync.Mutex
 	conns map[string]*zk.Conn // by client process
 }
@@ -38,7 +43,7 @@ var _ opClient = (*zkKV)(nil)
 const zkSessionTimeout = 4 * time.Second
 
 func newZKKV(addr map[string]string, sync bool) *zkKV {
-	return &zkKV{addr: addr, sync: sync, conns: map[string]*zk.Conn{}}
+	return &zkKV{addr: addr, sync: sync, sessionTimeout: zkSessionTimeout, conns: map[string]*zk.Conn{}}
 }
 
 // silent drops the client library's own log lines.
@@ -57,7 +62,7 @@ func (c *zkKV) conn(process, node string) (*zk.Conn, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no node %q", errDefinite, node)
 	}
-	conn, _, err := zk.Connect([]string{addr}, zkSessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false))
+	conn, _, err := zk.Connect([]string{addr}, c.sessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDefinite, err)
 	}
@@ -95,7 +100,16 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 	}
 	done := make(chan result, 1)
 	go func() {
-		body, err := c.do(conn, op.F, f)
+		var body []byte
+		var err error
+		switch op.F {
+		case workloads.FAcquire:
+			body, err = c.acquire(ctx, conn, op.Value)
+		case workloads.FRelease:
+			body, err = c.release(conn, op.Value)
+		default:
+			body, err = c.do(conn, op.F, f)
+		}
 		done <- result{body, err}
 	}()
 	select {

@@ -65,7 +65,7 @@ func (l *loop) pauseThenInvoke(c Clients, cl *client, now time.Duration) {
 	}
 	op := l.next(cl) // drawn now, so that the draws follow the seed alone
 	c.After(at, func() {
-		op.Process, op.Node = cl.process, cl.node
+		op.Process, op.Node, op.Client = cl.process, cl.node, fmt.Sprintf("c%d", cl.i)
 		cl.ops++
 		c.Invoke(op)
 	})

@@ -88,7 +88,7 @@ func (w *Mutex) pauseThenAcquire(c Clients, cl *lockClient, now time.Duration) {
 	if at >= w.Until {
 		return
 	}
-	c.After(at, func() { c.Invoke(Op{Process: cl.process, Node: cl.node, F: FAcquire, Value: cl.name}) })
+	c.After(at, func() { c.Invoke(Op{Process: cl.process, Client: cl.name, Node: cl.node, F: FAcquire, Value: cl.name}) })
 }
 
 // Complete goes on with the client whose operation ended.
@@ -104,10 +104,10 @@ func (w *Mutex) Complete(c Clients, done Completion) {
 		cl.process = fmt.Sprintf("c%d", cl.i+cl.retired*w.Clients)
 		w.by[cl.process] = cl
 		if done.At < w.Until {
-			c.Invoke(Op{Process: cl.process, Node: cl.node, F: FRelease, Value: cl.name})
+			c.Invoke(Op{Process: cl.process, Client: cl.name, Node: cl.node, F: FRelease, Value: cl.name})
 		}
 	case done.F == FAcquire && done.Type == "ok":
-		c.After(done.At+w.Hold, func() { c.Invoke(Op{Process: cl.process, Node: cl.node, F: FRelease, Value: cl.name}) })
+		c.After(done.At+w.Hold, func() { c.Invoke(Op{Process: cl.process, Client: cl.name, Node: cl.node, F: FRelease, Value: cl.name}) })
 	default: // a release that ended, or an acquire that failed
 		w.pauseThenAcquire(c, cl, done.At)
 	}

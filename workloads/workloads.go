@@ -19,6 +19,13 @@ type Op struct {
 	// Process is the client process that invokes it ("c1"); Node the node
 	// its request goes to.
 	Process, Node string
+	// Client is the client that invokes it, which outlives its processes:
+	// a workload retires a process whose operation timed out and goes on
+	// under a new one ("c4"), but the client, and what it holds, stays
+	// "c1". A driver that gives each client a process of its own (the
+	// server driver's client adapters) sends every operation of a client
+	// to the same one. Empty means the process.
+	Client string
 	// F is the operation, and its request's type ("elect", "acquire",
 	// "read"); the answer's type is F+"_ok", or "error".
 	F string
@@ -94,3 +101,12 @@ func (e *Election) Start(c Clients) {
 
 // Complete does nothing: an election is asked for once.
 func (e *Election) Complete(Clients, Completion) {}
+
+// ClientOf is the client that invokes op: op.Client, or its process when
+// the workload names none.
+func ClientOf(op Op) string {
+	if op.Client != "" {
+		return op.Client
+	}
+	return op.Process
+}

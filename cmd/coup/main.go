@@ -7,6 +7,7 @@
 //	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
 //	coup list [DIR]             list the scenarios of a folder
 //	coup node --algo NAME       the built-in node program
+//	coup adapter etcd|zookeeper a built-in client of real servers, as a process
 //	coup algorithms             list the built-in algorithms
 //	coup bench                  measure the harness: router, proxy, startup, history
 //	coup version                print coup's version
@@ -56,6 +57,9 @@ usage:
                                  expected outcome (default: scenarios/)
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
+  coup adapter etcd|zookeeper     run a built-in client of real servers as a
+                                 client process (speaks the client protocol
+                                 on stdin/stdout)
   coup algorithms                list the built-in algorithms
   coup bench [--only PART,...] [--rounds N] [--nodes N,...] [--events N]
                                  measure the router against a minimal relay,
@@ -84,6 +88,7 @@ var commands = []command{
 	{"sim", simCmd},
 	{"list", listCmd},
 	{"node", nodeCmd},
+	{"adapter", adapterCmd},
 	{"algorithms", algorithmsCmd},
 	{"version", versionCmd},
 	{"bench", benchCmd},

@@ -1,0 +1,311 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/workloads"
+)
+
+// MaxAdapterLine is the longest line a client adapter may write, newline
+// excluded: a longer one is discarded unread.
+const MaxAdapterLine = 1 << 20
+
+// adapters are the workload's clients as processes of their own, one per
+// client (c1, c2, …), each speaking coup's client protocol on its stdin
+// and stdout (docs/servers.md): a user's adapter for a service coup has no
+// client for, or coup's own client ("coup adapter etcd"), so that a fault
+// can pause a client. They carry operations as an opClient.
+type adapters struct {
+	r  *run
+	by map[string]*adapter // by client name
+}
+
+var _ opClient = (*adapters)(nil)
+
+// adapter is one client's process.
+type adapter struct {
+	name string
+	p    *proc.Proc
+	log  *os.File
+	// gone is closed when its output has ended (it exited, or was killed).
+	gone chan struct{}
+
+	wmu sync.Mutex // one line at a time on its stdin
+
+	mu     sync.Mutex
+	next   int
+	waits  map[int]chan []byte
+	paused bool
+}
+
+// adapterArgv is the command of client name's process: the scenario's
+// adapter, or coup's own for its built-in client.
+func (r *run) adapterArgv(name string) ([]string, error) {
+	if len(r.sv.Adapter) > 0 {
+		return r.sv.RenderAdapter(&scenario.AdapterClient{Client: name, Dir: r.dir, Scenario: r.layout.nodes[0].Scenario})
+	}
+	coup := r.opts.Coup
+	if len(coup) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the coup executable: %w", err)
+		}
+		coup = []string{exe}
+	}
+	argv := append(append([]string{}, coup...), "adapter", r.sv.Client, "--timeout", r.sc.Workload.Timeout.D.String())
+	if r.sv.Reads != "" {
+		argv = append(argv, "--reads", r.sv.Reads)
+	}
+	if r.sc.Workload.Kind == scenario.WorkloadMutex {
+		argv = append(argv, "--lock-ttl", r.sv.LockTTL.D.String())
+	}
+	return argv, nil
+}
+
+// startAdapters starts every client's process and waits for each to
+// answer its init within the start timeout.
+func (r *run) startAdapters(ctx context.Context, clients int) (*adapters, error) {
+	ads := &adapters{r: r, by: map[string]*adapter{}}
+	init := r.adapterInit()
+	errs := make(chan error, clients)
+	for i := 1; i <= clients; i++ {
+		name := fmt.Sprintf("c%d", i)
+		a, err := r.startAdapter(name)
+		if err != nil {
+			ads.close()
+			return nil, err
+		}
+		ads.by[name] = a
+		go func() { errs <- a.handshake(ctx, init(name), r.sv.StartTimeout.D) }()
+	}
+	var first error
+	for range clients {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		ads.close()
+		return nil, first
+	}
+	return ads, nil
+}
+
+// adapterInit is the init line of each client: its name, the members,
+// and each member's ports (where it listens, not through the proxy).
+func (r *run) adapterInit() func(name string) []byte {
+	var ids []string
+	addrs := map[string]map[string]string{}
+	for _, n := range r.layout.nodes {
+		ids = append(ids, n.ID)
+		addrs[n.ID] = n.Addr
+	}
+	return func(name string) []byte {
+		body, _ := json.Marshal(map[string]any{"type": "init", "msg_id": 0, "node_id": name, "node_ids": ids, "addrs": addrs})
+		return envelope("coup", name, body)
+	}
+}
+
+// envelope is a line of coup's client protocol.
+func envelope(src, dest string, body []byte) []byte {
+	b, _ := json.Marshal(wire.Envelope{Src: src, Dest: dest, Body: body})
+	return append(b, '\n')
+}
+
+func (r *run) startAdapter(name string) (*adapter, error) {
+	argv, err := r.adapterArgv(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	log, err := os.OpenFile(filepath.Join(r.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(log, "--- coup: client process: %q\n", argv)
+	p, err := proc.Start(proc.Spec{Argv: argv, Log: log, Dir: r.dir})
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.logf("%s: client process started, pid %d", name, p.Pid())
+	a := &adapter{name: name, p: p, log: log, gone: make(chan struct{}), waits: map[int]chan []byte{}, next: 1}
+	return a, nil
+}
+
+// handshake sends the init and reads the process's output from then on:
+// the first init_ok ends the handshake; each later line is an answer.
+func (a *adapter) handshake(ctx context.Context, init []byte, timeout time.Duration) error {
+	ok := make(chan struct{})
+	go a.read(ok)
+	if err := a.write(init); err != nil {
+		return fmt.Errorf("%s: write its init: %w (its log: %s.log)", a.name, err, a.name)
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ok:
+		return nil
+	case <-a.gone:
+		return fmt.Errorf("client process %s exited before it answered its init (its log: %s.log)", a.name, a.name)
+	case <-t.C:
+		return fmt.Errorf("client process %s did not answer its init within %s (its log: %s.log)", a.name, timeout, a.name)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// read reads the process's stdout to its end. Before init_ok it looks for
+// init_ok alone; after, each line that is an answer (a body with an
+// in_reply_to coup is waiting for) goes to its waiter. Anything else is
+// written to the client's log, quoted, and otherwise ignored.
+func (a *adapter) read(initOK chan struct{}) {
+	defer close(a.gone)
+	lines := history.NewLineReader(a.p.Stdout, MaxAdapterLine)
+	up := false
+	for {
+		line, n, long, err := lines.Next()
+		if err != nil {
+			break
+		}
+		if long {
+			a.note("a line of %d bytes, longer than the %d a client may write: discarded unread", n, MaxAdapterLine)
+			continue
+		}
+		env, err := wire.Parse(line)
+		var head wire.ReplyHead
+		if err == nil {
+			err = json.Unmarshal(env.Body, &head)
+		}
+		switch {
+		case err != nil:
+			a.note("ignoring a line that is not a message: %s", quoteLine(line))
+		case !up && head.Type == "init_ok":
+			up = true
+			close(initOK)
+		case !up:
+			a.note("ignoring output before init_ok: %s", quoteLine(line))
+		default:
+			a.mu.Lock()
+			ch, ok := a.waits[head.InReplyTo]
+			delete(a.waits, head.InReplyTo)
+			a.mu.Unlock()
+			if !ok {
+				a.note("ignoring an answer to no request waiting (in_reply_to %d): %s", head.InReplyTo, quoteLine(line))
+				continue
+			}
+			ch <- append([]byte(nil), env.Body...)
+		}
+	}
+	_, _ = a.p.Wait()
+}
+
+// note writes a line of coup's own to the client's log.
+func (a *adapter) note(format string, args ...any) {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	fmt.Fprintf(a.log, "--- coup: %s\n", fmt.Sprintf(format, args...))
+}
+
+func quoteLine(line []byte) string {
+	const most = 200
+	if len(line) > most {
+		return strconv.Quote(string(line[:most])) + "…"
+	}
+	return strconv.Quote(string(line))
+}
+
+func (a *adapter) write(line []byte) error {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	_, err := a.p.Stdin.Write(line)
+	return err
+}
+
+// Do sends an operation to its client's process and waits for the answer
+// (opClient). A request that could not be written surely did not happen;
+// a process that ends before it answers leaves the operation unknown.
+func (ads *adapters) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	name := workloads.ClientOf(op)
+	a, ok := ads.by[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: no client process %s", errDefinite, name)
+	}
+	ch := make(chan []byte, 1)
+	a.mu.Lock()
+	id := a.next
+	a.next++
+	a.waits[id] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.waits, id)
+		a.mu.Unlock()
+	}()
+	if err := a.write(envelope(op.Process, node, workloads.RequestBody(op, id))); err != nil {
+		return nil, fmt.Errorf("%w: client process %s: %v", errDefinite, name, err)
+	}
+	select {
+	case body := <-ch:
+		return body, nil
+	case <-a.gone:
+		return nil, fmt.Errorf("client process %s ended before it answered", name)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// client is the process of a client, if it is one.
+func (ads *adapters) client(name string) (*adapter, bool) {
+	if ads == nil {
+		return nil, false
+	}
+	a, ok := ads.by[name]
+	return a, ok
+}
+
+// pause stops a client's process group (SIGSTOP); resume continues it.
+func (a *adapter) pause() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.paused {
+		return errPaused
+	}
+	a.paused = true
+	return a.p.Pause()
+}
+
+func (a *adapter) resume() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.paused {
+		return errActive
+	}
+	a.paused = false
+	return a.p.Resume()
+}
+
+// close ends every client's process (SIGKILL, a paused one too) and waits
+// until each is gone and its output read.
+func (ads *adapters) close() {
+	for _, a := range ads.by {
+		_ = a.p.Kill()
+	}
+	for _, a := range ads.by {
+		<-a.gone
+		a.wmu.Lock()
+		a.log.Close()
+		a.wmu.Unlock()
+	}
+}
+
