@@ -308,4 +308,3 @@ func (ads *adapters) close() {
 		a.wmu.Unlock()
 	}
 }
-

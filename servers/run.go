@@ -54,17 +54,17 @@ type run struct {
 	started bool
 	early   []history.Event
 
-	layout  *layout
-	servers []*server
-	byID    map[string]*server
-	proxies []*proxy.Proxy
-	obs     *observer
-	clients *clients // nil without a workload
+	layout   *layout
+	servers  []*server
+	byID     map[string]*server
+	proxies  []*proxy.Proxy
+	obs      *observer
+	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
-	stats   linkStats
-	polls   sync.WaitGroup
-	stop    chan struct{}
-	stopped bool
+	stats    linkStats
+	polls    sync.WaitGroup
+	stop     chan struct{}
+	stopped  bool
 
 	logMu sync.Mutex
 	log   *os.File

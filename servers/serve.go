@@ -204,4 +204,3 @@ func setInReplyTo(body *[]byte, id int) error {
 	*body = b
 	return nil
 }
-
