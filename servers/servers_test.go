@@ -18,7 +18,8 @@ import (
 	"github.com/coupharness/coup/scenario"
 )
 
-// TestMain makes the test binary double as a plain TCP program, the
+// TestMain makes the test binary double as a client adapter when
+// COUP_TEST_ADAPTER is set (fakeAdapter), and as a plain TCP program, the
 // "server" of these tests, when COUP_TEST_PEER is set: it listens on its
 // address, dials every peer given, writes "from ID seq N" lines to each
 // every 5ms on the connection it dialled, and prints every line it reads
@@ -27,6 +28,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("COUP_TEST_PEER") != "" {
 		peer(os.Args[1:])
+		return
+	}
+	if mode := os.Getenv("COUP_TEST_ADAPTER"); mode != "" {
+		fakeAdapter(mode)
 		return
 	}
 	os.Exit(m.Run())
@@ -87,6 +92,13 @@ func peer(args []string) {
 // binary), with extra appended (faults).
 func peerScenario(t *testing.T, extra string) *scenario.Scenario {
 	t.Helper()
+	return peerScenarioWith(t, "", "[checks]\nrun = [\"two-leaders\", \"one-leader-per-term\", \"agreement\"]\n"+extra)
+}
+
+// peerScenarioWith is a peer scenario with more keys for [server], and
+// rest (checks, faults, a workload) appended.
+func peerScenarioWith(t *testing.T, server, rest string) *scenario.Scenario {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +113,7 @@ env = { COUP_TEST_PEER = "1" }
 ports = ["peer"]
 peer = ["peer"]
 start_timeout = "10s"
+%s
 
 [[server.log]]
 match = '(?P<self>n[0-9]) leads at term (?P<term>[0-9]+)'
@@ -110,9 +123,7 @@ role = "leader"
 match = 'follows (?P<leader>n[0-9]) at term (?P<term>[0-9]+)'
 role = "follower"
 
-[checks]
-run = ["two-leaders", "one-leader-per-term", "agreement"]
-%s`, exe, `{{range .Nodes}}{{if ne .ID $.ID}} {{(index $.Reach .ID).Addr.peer}}{{end}}{{end}}`, extra)
+%s`, exe, `{{range .Nodes}}{{if ne .ID $.ID}} {{(index $.Reach .ID).Addr.peer}}{{end}}{{end}}`, server, rest)
 	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "peers.toml"), src)
 	if err != nil {
 		t.Fatal(err)
