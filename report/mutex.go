@@ -124,6 +124,17 @@ func (m *reportModel) lanesSVG(ax axis, id string, active bool) string {
 			}
 		}
 	}
+	// A client's process that the nemesis paused: hatching over its lane.
+	for i, ln := range lanes {
+		for _, f := range m.tl.Faults {
+			if f.What != "pause" || !slices.Contains(f.Nodes, ln.Process) || f.To < f.From || !ax.overlaps(f.From, f.To) {
+				continue
+			}
+			x0, x1 := ax.x(f.From), ax.x(f.To)
+			c.printf(`<g class="lane paused"><title>%s's process paused from %s to %s (%s)</title><rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="url(#paused)" stroke="#555" stroke-width="0.5"/></g>`,
+				esc(ln.Process), secs(f.From), secs(f.To), dur(f.To-f.From), x0, c.mid(i)-mlBar/2-2, math.Max(x1-x0, 1), mlBar+4)
+		}
+	}
 	for _, j := range l.Joint {
 		if !ax.overlaps(j.From, j.To) {
 			continue

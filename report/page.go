@@ -116,7 +116,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{end}}
 
 {{with .Mutex}}<h2 id="lock">Lock lanes</h2>
-<p class="key">One lane per client. A dotted bar is a client waiting for an acquire, a thick bar a client holding the lock by its own account (from its acquire's ok until it asked to release), a thin bar a release on its way; ✕ ends a request that failed, ? one that timed out or had no answer. The lane "held by 2+" is red wherever two or more clients held the lock at once; below it, each node's lane shows when it said it was in the critical section.{{range $.Files}} Porcupine's step-by-step view of the lock history: <a class="file" href="{{.Name}}">{{.Name}}</a>.{{end}}</p>
+<p class="key">One lane per client. A dotted bar is a client waiting for an acquire, a thick bar a client holding the lock by its own account (from its acquire's ok until it asked to release), a thin bar a release on its way; ✕ ends a request that failed, ? one that timed out or had no answer; hatching over a client's lane is its process paused by the nemesis. The lane "held by 2+" is red wherever two or more clients held the lock at once; below it, each node's lane shows when it said it was in the critical section.{{range $.Files}} Porcupine's step-by-step view of the lock history: <a class="file" href="{{.Name}}">{{.Name}}</a>.{{end}}</p>
 <div class="drawing">{{.SVG}}</div>
 {{if .Hidden}}<p class="note">{{.Hidden}} more clients are not drawn: the page draws the first 64.</p>{{end}}
 {{end}}

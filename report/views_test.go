@@ -188,3 +188,25 @@ func TestSimulatedRunIsMarked(t *testing.T) {
 		t.Errorf("a real run is marked simulated")
 	}
 }
+
+// A client's process that the nemesis paused is hatched over its own lane,
+// and over no other.
+func TestMutexLanesShowAPausedClient(t *testing.T) {
+	b := newHB("n1", "n2")
+	b.meta.Checks = []string{"mutex-linearizable"}
+	b.starts(0, "n1", "n2").
+		op("c1", history.OpInvoke, "acquire", "n1", 10).op("c1", history.OpOK, "acquire", "", 20).
+		nemesis("pause", history.PhaseStart, 30, "c1").
+		op("c2", history.OpInvoke, "acquire", "n2", 35).op("c2", history.OpOK, "acquire", "", 60).
+		nemesis("pause", history.PhaseEnd, 80, "c1").
+		op("c1", history.OpInvoke, "release", "n1", 90).op("c1", history.OpOK, "release", "", 95).
+		end(200)
+	_, page := render(t, b.h(t))
+	svg := svgByID(page, "mutex-svg")
+	if got := countClass(svg, "lane paused"); got != 1 {
+		t.Fatalf("%d paused hatchings, want 1 (c1's)", got)
+	}
+	if !strings.Contains(svg, "c1's process paused from 0.030s to 0.080s (50ms)") {
+		t.Errorf("the pause is not described on c1's lane")
+	}
+}
