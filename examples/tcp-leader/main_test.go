@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // bin is the server, built once for every test in this package.
@@ -73,6 +76,7 @@ type cluster struct {
 	ids     []string
 	listen  map[string]string
 	status  map[string]string
+	client  map[string]string
 	procs   map[string]*proc
 	timeout string
 }
@@ -81,7 +85,7 @@ type cluster struct {
 // every port one the kernel just handed out, so that tests running at
 // once do not collide.
 func newCluster(t *testing.T, n int) *cluster {
-	c := &cluster{t: t, listen: map[string]string{}, status: map[string]string{}, procs: map[string]*proc{}, timeout: "150ms"}
+	c := &cluster{t: t, listen: map[string]string{}, status: map[string]string{}, client: map[string]string{}, procs: map[string]*proc{}, timeout: "150ms"}
 	octet := 1 + rand.IntN(254)
 	var held []net.Listener
 	defer func() {
@@ -101,7 +105,7 @@ func newCluster(t *testing.T, n int) *cluster {
 		id := fmt.Sprintf("n%d", i)
 		host := fmt.Sprintf("127.0.%d.%d", octet, i)
 		c.ids = append(c.ids, id)
-		c.listen[id], c.status[id] = free(host), free(host)
+		c.listen[id], c.status[id], c.client[id] = free(host), free(host), free(host)
 	}
 	return c
 }
@@ -109,7 +113,7 @@ func newCluster(t *testing.T, n int) *cluster {
 // start runs node id on the data directory dir.
 func (c *cluster) start(id, dir string) *proc {
 	c.t.Helper()
-	args := []string{"--id", id, "--listen", c.listen[id], "--status", c.status[id], "--data", dir, "--election-timeout", c.timeout}
+	args := []string{"--id", id, "--listen", c.listen[id], "--status", c.status[id], "--client", c.client[id], "--data", dir, "--election-timeout", c.timeout}
 	for _, p := range c.ids {
 		if p != id {
 			args = append(args, "--peer", p+"="+c.listen[p])
@@ -306,13 +310,19 @@ func TestElection(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	t.Parallel()
+	good := []string{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--client", "127.0.0.1:4", "--data", t.TempDir()}
+	with := func(extra ...string) []string { return append(append([]string{}, good...), extra...) }
 	for _, args := range [][]string{
 		{},
-		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir()},
-		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2"},
-		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n1=127.0.0.1:3"},
-		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3", "--election-timeout", "soon"},
-		{"--id", "n1", "--listen", "nowhere", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3"},
+		with(),
+		with("--peer", "n2"),
+		with("--peer", "n1=127.0.0.1:3"),
+		with("--peer", "n2=127.0.0.1:3", "--election-timeout", "soon"),
+		with("--peer", "n2=127.0.0.1:3", "--election-timeout", "60ms"),
+		with("--peer", "n2=127.0.0.1:3", "extra"),
+		with("--peer", "n2=127.0.0.1:3", "--listen", "nowhere"),
+		with("--peer", "n2=127.0.0.1:3", "--client", "nowhere"),
+		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3"},
 	} {
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, args...)
@@ -326,4 +336,175 @@ func TestBadFlags(t *testing.T) {
 			t.Errorf("%q: stderr %q does not explain", args, stderr.String())
 		}
 	}
+}
+
+// conn is a client's connection to node id.
+type conn struct {
+	t  *testing.T
+	id string
+	c  net.Conn
+	r  *bufio.Reader
+}
+
+func (c *cluster) dial(id string) *conn {
+	c.t.Helper()
+	nc, err := net.DialTimeout("tcp", c.client[id], time.Second)
+	if err != nil {
+		c.t.Fatalf("dial %s: %v", id, err)
+	}
+	c.t.Cleanup(func() { nc.Close() })
+	return &conn{t: c.t, id: id, c: nc, r: bufio.NewReader(nc)}
+}
+
+// ask sends raw, which ends in a newline, and returns the answer line.
+func (c *conn) ask(raw string) string {
+	c.t.Helper()
+	c.c.SetDeadline(time.Now().Add(waitLimit))
+	if _, err := io.WriteString(c.c, raw); err != nil {
+		c.t.Fatalf("%s: write %q: %v", c.id, raw, err)
+	}
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Fatalf("%s: after %q: %v", c.id, raw, err)
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+// expect sends each request and checks its answer.
+func (c *conn) expect(pairs ...string) {
+	c.t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if got := c.ask(pairs[i] + "\n"); got != pairs[i+1] {
+			c.t.Errorf("%s: %q answered %q, want %q", c.id, pairs[i], got, pairs[i+1])
+		}
+	}
+}
+
+func TestClients(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	for _, id := range c.ids {
+		c.start(id, t.TempDir())
+	}
+	st := c.settled(0)
+	lead := c.dial(st.Leader)
+	lead.expect(
+		"GET 1", "NOTFOUND",
+		"CAS 1 0 1", "NOTFOUND",
+		"PUT 1 10", "OK",
+		"GET 1", "OK 10",
+		"CAS 1 9 11", "MISMATCH 10",
+		"GET 1", "OK 10",
+		"CAS 1 10 11", "OK",
+		"GET 1", "OK 11",
+		"PUT -2 -9223372036854775808", "OK",
+		"GET -2", "OK -9223372036854775808",
+		"PUT 1 12\r", "OK", // a CRLF line ending is read as LF
+		"GET 1", "OK 12",
+		"  PUT   3  4 ", "OK",
+		"GET 3", "OK 4",
+	)
+	var other string
+	for _, id := range c.ids {
+		if id != st.Leader {
+			other = id
+			break
+		}
+	}
+	c.dial(other).expect(
+		"GET 1", "NOTLEADER "+st.Leader,
+		"PUT 1 2", "NOTLEADER "+st.Leader,
+		"CAS 1 12 13", "NOTLEADER "+st.Leader,
+		"GET x", `ERR not an int64: "x"`,
+	)
+
+	// Malformed lines: each answered ERR, and the connection goes on.
+	for _, bad := range []string{
+		"", " ", "get 1", "DEL 1", "GET", "GET 1 2", "PUT 1", "PUT 1 2 3", "CAS 1 2",
+		"GET 1.5", "GET 0x10", "PUT 1 9223372036854775808", "GET \x00\xff", "\xff\xfe\x00",
+		strings.Repeat("9", clientLine-1), // at the limit with its newline, but no int64
+	} {
+		got := lead.ask(bad + "\n")
+		if !strings.HasPrefix(got, "ERR ") || strings.ContainsAny(got, "\r\x00") || !utf8.ValidString(got) {
+			t.Errorf("%.40q answered %q, want one printable ERR line", bad, got)
+		}
+	}
+	lead.expect("GET 1", "OK 12")
+	// Lines past the limit are answered ERR, and skipped whole.
+	tooLong := fmt.Sprintf("ERR line longer than %d bytes", clientLine)
+	lead.expect(
+		"GET "+strings.Repeat("0", clientLine-6)+"1", "OK 12", // clientLine bytes with its newline
+		"GET "+strings.Repeat("0", clientLine-5)+"1", tooLong,
+		"PUT 1 "+strings.Repeat("0", 5*clientLine)+"1", tooLong,
+		"GET 1", "OK 12",
+	)
+
+	// A request cut short by the end of its connection is not carried out.
+	cut := c.dial(st.Leader)
+	io.WriteString(cut.c, "PUT 1 99")
+	cut.c.Close()
+	time.Sleep(100 * time.Millisecond)
+	c.dial(st.Leader).expect("GET 1", "OK 12")
+}
+
+func TestClientsWithoutLeader(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	c.start("n1", t.TempDir()) // alone, it cannot win a majority
+	c.startTerm("n1")
+	c.dial("n1").expect(
+		"GET 1", "NOTLEADER",
+		"PUT 1 2", "NOTLEADER",
+		"PUT", "ERR want GET k, PUT k v or CAS k from to",
+	)
+	c.logged("n1", "n1 became candidate at term 1")
+	c.dial("n1").expect("CAS 1 2 3", "NOTLEADER")
+}
+
+// TestReplication checks that the leader's writes reach the others, by
+// failing it over: first by killing it, then by restarting it (it begins
+// with an empty table and adopts the new leader's) and killing the new
+// leader.
+func TestReplication(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	// A longer timeout than the other tests', so that the restarted node
+	// hears the leader (within its redial backoff, half the timeout, and a
+	// heartbeat) well before it would stand itself.
+	c.timeout = "300ms"
+	data := map[string]string{}
+	for _, id := range c.ids {
+		data[id] = t.TempDir()
+		c.start(id, data[id])
+	}
+	first := c.settled(0)
+	c.dial(first.Leader).expect(
+		"PUT 1 100", "OK",
+		"PUT 2 200", "OK",
+		"CAS 1 100 101", "OK",
+	)
+	time.Sleep(20 * heartbeat) // the table goes with every heartbeat
+	c.kill(first.Leader)
+	second := c.settled(first.Term)
+	c.dial(second.Leader).expect(
+		"GET 1", "OK 101",
+		"GET 2", "OK 200",
+		"PUT 3 300", "OK",
+	)
+	time.Sleep(20 * heartbeat)
+
+	// Restarted on its data, the old leader has an empty table until a
+	// heartbeat of the new one, which it adopts as it follows.
+	c.start(first.Leader, data[first.Leader])
+	third := c.settled(second.Term - 1)
+	if third.Leader != second.Leader {
+		t.Fatalf("%s leads term %d after %s restarted, not %s", third.Leader, third.Term, first.Leader, second.Leader)
+	}
+	c.kill(second.Leader)
+	fourth := c.settled(third.Term)
+	c.dial(fourth.Leader).expect(
+		"GET 1", "OK 101",
+		"GET 2", "OK 200",
+		"GET 3", "OK 300",
+	)
 }
