@@ -53,7 +53,9 @@
 // Every line on stdin is taken as possibly hostile: one that is not JSON,
 // or has no integer msg_id, is logged and skipped, and so is a line
 // longer than 1 MiB, unparsed. When stdin ends, the adapter answers the requests in
-// flight, each within its deadline, and exits 0. Usage:
+// flight, each within its deadline, and exits 0. Usage (a scenario names
+// the example's run.sh with "adapter" first, which builds the adapter on
+// first use: run.sh adapter --port client):
 //
 //	adapter [--port client] [--timeout 5s]
 //
