@@ -23,8 +23,9 @@ import (
 	"unicode/utf8"
 )
 
-// bin is the server, built once for every test in this package.
-var bin string
+// bin is the server, and adapterBin the client adapter, built once for
+// every test in this package.
+var bin, adapterBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tcp-leader-test")
@@ -33,11 +34,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "tcp-leader")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	adapterBin = filepath.Join(dir, "adapter")
+	for _, b := range [][2]string{{bin, "."}, {adapterBin, "./adapter"}} {
+		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -507,4 +511,112 @@ func TestReplication(t *testing.T) {
 		"GET 2", "OK 200",
 		"GET 3", "OK 300",
 	)
+}
+
+// TestAdapter drives the store through the client adapter, as coup's
+// lin-kv workload does: a client bound to a follower is redirected to the
+// leader, and one bound to a member that is gone gets a definite error.
+func TestAdapter(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	for _, id := range c.ids {
+		c.start(id, t.TempDir())
+	}
+	st := c.settled(0)
+	var follower string
+	for _, id := range c.ids {
+		if id != st.Leader {
+			follower = id
+			break
+		}
+	}
+
+	cmd := exec.Command(adapterBin, "--timeout", "2s")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &logBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by pid; an error means it is gone already
+		<-done
+		if t.Failed() {
+			t.Logf("stderr of the adapter (pid %d):\n%s", cmd.Process.Pid, stderr)
+		}
+	})
+	out := bufio.NewScanner(stdout)
+	ask := func(line string) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan bool, 1)
+		go func() { ch <- out.Scan() }()
+		select {
+		case ok := <-ch:
+			if !ok {
+				t.Fatalf("the adapter's stdout ended after %s", line)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("no answer to %s", line)
+		}
+		return out.Text()
+	}
+
+	addrs := map[string]map[string]string{}
+	for _, id := range c.ids {
+		addrs[id] = map[string]string{"client": c.client[id], "peer": c.listen[id], "status": c.status[id]}
+	}
+	initMsg, _ := json.Marshal(map[string]any{"src": "coup", "dest": "c1",
+		"body": map[string]any{"type": "init", "msg_id": 0, "node_id": "c1", "node_ids": c.ids, "addrs": addrs}})
+	for _, x := range []struct{ req, want string }{
+		{string(initMsg), `{"src":"c1","dest":"coup","body":{"type":"init_ok","in_reply_to":0}}`},
+		{`{"src":"c1","dest":"` + follower + `","body":{"type":"write","msg_id":1,"key":3,"value":4}}`,
+			`{"src":"` + follower + `","dest":"c1","body":{"type":"write_ok","in_reply_to":1}}`},
+		{`{"src":"c1","dest":"` + follower + `","body":{"type":"read","msg_id":2,"key":3}}`,
+			`{"src":"` + follower + `","dest":"c1","body":{"type":"read_ok","in_reply_to":2,"value":4}}`},
+		{`{"src":"c1","dest":"` + st.Leader + `","body":{"type":"cas","msg_id":3,"key":3,"from":5,"to":1}}`,
+			`{"src":"` + st.Leader + `","dest":"c1","body":{"type":"error","in_reply_to":3,"code":22,"text":"expected 5, found 4"}}`},
+		{`{"src":"c1","dest":"` + st.Leader + `","body":{"type":"cas","msg_id":4,"key":3,"from":4,"to":1}}`,
+			`{"src":"` + st.Leader + `","dest":"c1","body":{"type":"cas_ok","in_reply_to":4}}`},
+		{`{"src":"c1","dest":"` + st.Leader + `","body":{"type":"read","msg_id":5,"key":7}}`,
+			`{"src":"` + st.Leader + `","dest":"c1","body":{"type":"error","in_reply_to":5,"code":20,"text":"key does not exist"}}`},
+	} {
+		if got := ask(x.req); got != x.want {
+			t.Errorf("%s\nanswered %s\nwant      %s", x.req, got, x.want)
+		}
+	}
+
+	c.kill(st.Leader)
+	var a struct {
+		Body struct {
+			Type string `json:"type"`
+			Code *int   `json:"code"`
+		} `json:"body"`
+	}
+	got := ask(`{"src":"c1","dest":"` + st.Leader + `","body":{"type":"read","msg_id":6,"key":3}}`)
+	if json.Unmarshal([]byte(got), &a) != nil || a.Body.Type != "error" || a.Body.Code == nil || *a.Body.Code != 11 {
+		t.Errorf("a read at the killed leader answered %s, want a definite error (code 11)", got)
+	}
+
+	stdin.Close()
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		if err != nil {
+			t.Errorf("the adapter exited with %v when stdin closed", err)
+		}
+	case <-time.After(waitLimit):
+		t.Errorf("the adapter did not exit when stdin closed")
+	}
 }
