@@ -29,8 +29,26 @@
 //     candidates may each win a majority of that term: the classic
 //     hazard of replacing a voter, left in on purpose, as the kind of
 //     fault coup's scenarios are there to catch.
+//   - Clients. A node serves a small key-value store to clients on
+//     --client, in a line protocol (below). Only the node that believes
+//     it leads serves; it answers a write at once, from its own table,
+//     which lives in memory alone. Replication is asynchronous: the
+//     leader sends its whole table, with a version that counts its
+//     writes, in every heartbeat, and a follower adopts the table of a
+//     heartbeat from the leader of its current term (when it is newer
+//     than the one it holds). A node that becomes leader serves from the
+//     table it last adopted; a restarted node begins with an empty one.
+//     So the store loses acknowledged writes when its leader fails over:
+//     a write acknowledged after the last heartbeat that reached the new
+//     leader is gone. And a leader cut off from the others goes on
+//     believing it leads (nothing checks that a majority still hears
+//     it): it serves stale reads, and accepts writes that are lost when
+//     it adopts the new leader's table at the heal. This split brain is
+//     a flaw left in on purpose, as the forgotten vote is, for coup's
+//     kv-linearizable check to find.
 //   - Wire. Messages are newline-delimited JSON, {"type":..., "from":...,
-//     "term":...} (and "granted" on a vote). Each node dials one
+//     "term":...} (and "granted" on a vote; "kv", the table, and
+//     "version", on a heartbeat). Each node dials one
 //     connection to every --peer address, and redials with backoff when
 //     it breaks; it only writes to it. It only reads the connections it
 //     accepts on --listen. So every message from A to B, a reply as much
@@ -57,11 +75,31 @@
 //	{"id":"n1","role":"follower","leader":"n2","term":3}
 //
 // where role is leader, follower or candidate, and leader is "" when
-// none is known. Usage (every flag required but --election-timeout; a
-// scenario names run.sh, which builds the server on first use):
+// none is known.
+//
+// Clients connect to the --client address over plain TCP and send one
+// request per line, as many as they like on one connection; each is
+// answered by one line, in order. Keys and values are integers (int64):
+//
+//	GET k           OK v | NOTFOUND
+//	PUT k v         OK
+//	CAS k from to   OK | NOTFOUND | MISMATCH v   (v: the value it holds)
+//
+// A node that does not believe it leads answers every well-formed request
+// with NOTLEADER n2 (the leader it follows) or NOTLEADER (it knows none).
+// A line it cannot read is answered "ERR " and a reason, and the
+// connection goes on; so is a line longer than 4 KiB (the newline
+// included), and a PUT of a new key when the table holds 1024 keys
+// already. A line left unfinished when the connection ends is not carried
+// out. A connection idle for 30s is closed, and past 128 connections at
+// once a new one is answered ERR and closed.
+//
+// Usage (every flag required but --election-timeout; a scenario names
+// run.sh, which builds the server on first use):
 //
 //	tcp-leader --id n1 --listen 127.0.1.1:7000 --status 127.0.1.1:7001 \
-//	    --data /tmp/n1 --peer n2=127.0.2.1:7000 --peer n3=127.0.3.1:7000 \
+//	    --client 127.0.1.1:7002 --data /tmp/n1 \
+//	    --peer n2=127.0.2.1:7000 --peer n3=127.0.3.1:7000 \
 //	    [--election-timeout 300ms]
 //
 // It exits 0 on SIGTERM or SIGINT, 2 on bad flags, and 1 when it cannot
@@ -84,6 +122,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,6 +137,11 @@ const (
 	backoffMin  = 20 * time.Millisecond // doubling up to half the base election timeout
 	queueLen    = 64                    // messages waiting for one link; more are dropped
 	stateFile   = "state.json"
+	peerLine    = 1 << 20 // the longest peer message read
+	clientLine  = 4096    // the longest client request read, its newline included
+	clientIdle  = 30 * time.Second
+	clientConns = 128  // client connections served at once
+	maxKeys     = 1024 // keys the table holds at most
 )
 
 // The roles a node plays.
@@ -109,10 +153,12 @@ const (
 
 // msg is one line of the peer protocol.
 type msg struct {
-	Type    string `json:"type"` // vote_req, vote, heartbeat, heartbeat_reply
-	From    string `json:"from"`
-	Term    int64  `json:"term"`
-	Granted bool   `json:"granted,omitempty"` // vote
+	Type    string          `json:"type"` // vote_req, vote, heartbeat, heartbeat_reply
+	From    string          `json:"from"`
+	Term    int64           `json:"term"`
+	Granted bool            `json:"granted,omitempty"` // vote
+	KV      map[int64]int64 `json:"kv,omitempty"`      // heartbeat: the leader's table
+	Version int64           `json:"version,omitempty"` // heartbeat: the table's version
 }
 
 // state is what a node keeps on disk.
@@ -130,9 +176,9 @@ type status struct {
 }
 
 type config struct {
-	id, listen, status, data string
-	peers                    map[string]string // id → address to dial
-	timeout                  time.Duration
+	id, listen, status, client, data string
+	peers                            map[string]string // id → address to dial
+	timeout                          time.Duration
 }
 
 type node struct {
@@ -148,6 +194,10 @@ type node struct {
 	deadline time.Time // a follower's or candidate's next election
 	nextBeat time.Time // a leader's next heartbeat
 	logged   status    // the belief last written to the log
+
+	kv      map[int64]int64 // the table served as leader, adopted as follower
+	kvTerm  int64           // the term of the leader it comes from
+	version int64           // its version: writes counted since the first
 }
 
 func main() {
@@ -189,6 +239,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.id, "id", "", "this node's id")
 	fs.StringVar(&cfg.listen, "listen", "", "host:port where peers connect to this node")
 	fs.StringVar(&cfg.status, "status", "", "host:port of the HTTP status endpoint")
+	fs.StringVar(&cfg.client, "client", "", "host:port where clients connect")
 	fs.StringVar(&cfg.data, "data", "", "data directory (created if missing)")
 	fs.Var(peerFlags(cfg.peers), "peer", "id=host:port of a peer, repeated")
 	fs.DurationVar(&cfg.timeout, "election-timeout", 300*time.Millisecond, "base election timeout")
@@ -196,7 +247,7 @@ func parseFlags(args []string) (config, error) {
 		return cfg, err
 	}
 	var missing []string
-	for _, f := range []struct{ name, v string }{{"id", cfg.id}, {"listen", cfg.listen}, {"status", cfg.status}, {"data", cfg.data}} {
+	for _, f := range []struct{ name, v string }{{"id", cfg.id}, {"listen", cfg.listen}, {"status", cfg.status}, {"client", cfg.client}, {"data", cfg.data}} {
 		if f.v == "" {
 			missing = append(missing, "--"+f.name)
 		}
@@ -214,7 +265,7 @@ func parseFlags(args []string) (config, error) {
 	case cfg.timeout < 2*heartbeat:
 		return cfg, fmt.Errorf("--election-timeout %v is below twice the heartbeat (%v)", cfg.timeout, heartbeat)
 	}
-	for _, a := range []struct{ name, v string }{{"listen", cfg.listen}, {"status", cfg.status}} {
+	for _, a := range []struct{ name, v string }{{"listen", cfg.listen}, {"status", cfg.status}, {"client", cfg.client}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
 			return cfg, fmt.Errorf("--%s: %v", a.name, err)
 		}
@@ -232,13 +283,17 @@ func run(cfg config) error {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(cfg.id))
-	n := &node{cfg: cfg, links: map[string]chan []byte{}, rng: rand.New(rand.NewPCG(h.Sum64(), 0)), st: st, role: follower}
+	n := &node{cfg: cfg, links: map[string]chan []byte{}, rng: rand.New(rand.NewPCG(h.Sum64(), 0)), st: st, role: follower, kv: map[int64]int64{}}
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
 	}
 	sl, err := net.Listen("tcp", cfg.status)
+	if err != nil {
+		return err
+	}
+	cl, err := net.Listen("tcp", cfg.client)
 	if err != nil {
 		return err
 	}
@@ -267,6 +322,7 @@ func run(cfg config) error {
 		go dialLoop(ctx, cfg.peers[id], q, cfg.timeout/2)
 	}
 	go n.accept(ln)
+	go n.serveClients(cl)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		n.mu.Lock()
@@ -284,6 +340,7 @@ func run(cfg config) error {
 		select {
 		case <-ctx.Done():
 			ln.Close()
+			cl.Close()
 			srv.Close()
 			return nil
 		case now := <-t.C:
@@ -309,7 +366,7 @@ func (n *node) resetElection(now time.Time) {
 func (n *node) tick(now time.Time) {
 	if n.role == leader {
 		if !now.Before(n.nextBeat) {
-			n.broadcast(msg{Type: "heartbeat"})
+			n.heartbeat()
 			n.nextBeat = now.Add(heartbeat)
 		}
 		return
@@ -334,9 +391,27 @@ func (n *node) campaign(now time.Time) {
 
 func (n *node) lead() {
 	n.role, n.leader, n.votes = leader, n.cfg.id, nil
+	n.kvTerm = n.st.Term // its table, as last adopted, is this term's now
 	n.believe()
-	n.broadcast(msg{Type: "heartbeat"})
+	n.heartbeat()
 	n.nextBeat = time.Now().Add(heartbeat)
+}
+
+// heartbeat sends the leader's table to every peer.
+func (n *node) heartbeat() {
+	n.broadcast(msg{Type: "heartbeat", KV: n.kv, Version: n.version})
+}
+
+// adopt takes the table of a heartbeat from the leader of this node's
+// term, unless the one it holds is as new.
+func (n *node) adopt(m msg) {
+	if m.Term < n.kvTerm || m.Term == n.kvTerm && m.Version <= n.version {
+		return
+	}
+	n.kv, n.kvTerm, n.version = m.KV, m.Term, m.Version
+	if n.kv == nil {
+		n.kv = map[int64]int64{}
+	}
 }
 
 // stepDown moves to a higher term t as a follower that knows no leader.
@@ -380,6 +455,7 @@ func (n *node) handle(m msg) {
 		default:
 			n.role, n.leader, n.votes = follower, m.From, nil
 			n.resetElection(time.Now())
+			n.adopt(m)
 		}
 	}
 	n.believe()
@@ -488,6 +564,7 @@ func (n *node) accept(ln net.Listener) {
 		go func() {
 			defer c.Close()
 			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), peerLine)
 			for sc.Scan() {
 				var m msg
 				if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -549,4 +626,132 @@ func dialLoop(ctx context.Context, addr string, q chan []byte, backoffMax time.D
 		}
 		backoff = min(2*backoff, backoffMax)
 	}
+}
+
+// Clients.
+
+// serveClients answers the clients on the connections they open, up to
+// clientConns at once.
+func (n *node) serveClients(ln net.Listener) {
+	slots := make(chan struct{}, clientConns)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return // closed at shutdown
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			c.SetWriteDeadline(time.Now().Add(writeLimit))
+			io.WriteString(c, "ERR too many connections\n")
+			c.Close()
+			continue
+		}
+		go func() {
+			defer func() { <-slots }()
+			n.serveClient(c)
+		}()
+	}
+}
+
+// serveClient answers one connection's requests, a line each, in order,
+// until the client closes it or leaves it idle for clientIdle. A line is
+// carried out only once its newline has come: one cut short by the end
+// of the connection is dropped.
+func (n *node) serveClient(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, clientLine)
+	for {
+		c.SetReadDeadline(time.Now().Add(clientIdle))
+		line, err := r.ReadSlice('\n')
+		var answer string
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n') // the rest of the line, unread
+			}
+			if err != nil {
+				return
+			}
+			answer = fmt.Sprintf("ERR line longer than %d bytes", clientLine)
+		case err != nil:
+			return
+		default:
+			answer = n.request(string(line[:len(line)-1]))
+		}
+		c.SetWriteDeadline(time.Now().Add(writeLimit))
+		if _, err := io.WriteString(c, answer+"\n"); err != nil {
+			return
+		}
+	}
+}
+
+// arity is the number of arguments of each request.
+var arity = map[string]int{"GET": 1, "PUT": 2, "CAS": 3}
+
+// request carries out one request line and returns its answer.
+func (n *node) request(line string) string {
+	f := strings.Fields(strings.TrimSuffix(line, "\r"))
+	if len(f) == 0 {
+		return "ERR empty request"
+	}
+	args, ok := arity[f[0]]
+	if !ok {
+		return "ERR unknown request " + quote(f[0])
+	}
+	if len(f)-1 != args {
+		return "ERR want GET k, PUT k v or CAS k from to"
+	}
+	var a [3]int64
+	for i, s := range f[1:] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return "ERR not an int64: " + quote(s)
+		}
+		a[i] = v
+	}
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.role != leader {
+		if n.leader == "" {
+			return "NOTLEADER"
+		}
+		return "NOTLEADER " + n.leader
+	}
+	k := a[0]
+	v, found := n.kv[k]
+	switch f[0] {
+	case "GET":
+		if !found {
+			return "NOTFOUND"
+		}
+		return fmt.Sprintf("OK %d", v)
+	case "PUT":
+		if !found && len(n.kv) >= maxKeys {
+			return fmt.Sprintf("ERR table full (%d keys)", maxKeys)
+		}
+		n.kv[k] = a[1]
+		n.version++
+		return "OK"
+	default: // CAS
+		switch {
+		case !found:
+			return "NOTFOUND"
+		case v != a[1]:
+			return fmt.Sprintf("MISMATCH %d", v)
+		}
+		n.kv[k] = a[2]
+		n.version++
+		return "OK"
+	}
+}
+
+// quote shows a client's word in an answer: its first 32 bytes, quoted,
+// so that the answer stays one printable line.
+func quote(s string) string {
+	if len(s) > 32 {
+		return strconv.Quote(s[:32]) + "..."
+	}
+	return strconv.Quote(s)
 }
