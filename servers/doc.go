@@ -23,8 +23,15 @@
 //     joining a running cluster.
 //   - The observer turns log lines and polled answers into leader reports
 //     with terms, the reports every election check already reads.
+//   - The clients carry the workload over the servers' own protocols:
+//     lin-kv and locks on etcd (its JSON gateway) and ZooKeeper (its
+//     protocol, and its lock recipe), inside coup, or as processes of
+//     their own (adapters: coup adapter etcd, served by ServeClient, or a
+//     scenario's adapter for a service of the user's own), which speak
+//     coup's client protocol on stdin and stdout and which a pause of the
+//     lock's holder stops.
 //
-// Stop stops everything by pid: the polls, every server (SIGKILL to its
-// group) and every proxy. A Ctrl-C ends the run the same way, and the
+// Stop stops everything by pid: the polls, the client processes, every
+// server (SIGKILL to its group) and every proxy. A Ctrl-C ends the run the same way, and the
 // proc package's reaper kills what is left if coup itself is killed.
 package servers
