@@ -125,14 +125,8 @@ func adapterScenario(t *testing.T, mode, rest string) (*history.History, string,
 	return h, dir, verdicts
 }
 
-// A scenario's adapter carries the lin-kv workload: every operation goes
-// to the client's process and its answer comes back, matched by
-// in_reply_to, so the history is complete and linearizable; what the
-// process writes that is no answer (chatter before its init_ok, a line
-// that is no message, one too long, an answer to no request) is skipped
-// and noted in the client's log; and the process is gone after the run.
-func TestAdapterCarriesTheWorkload(t *testing.T) {
-	h, dir, verdicts := adapterScenario(t, "serve", `
+// oneClientKV is a lin-kv workload of one client, judged.
+const oneClientKV = `
 [workload]
 kind = "lin-kv"
 at = "100ms"
@@ -145,7 +139,16 @@ timeout = "1s"
 
 [checks]
 run = ["kv-linearizable"]
-`)
+`
+
+// A scenario's adapter carries the lin-kv workload: every operation goes
+// to the client's process and its answer comes back, matched by
+// in_reply_to, so the history is complete and linearizable; what the
+// process writes that is no answer (chatter before its init_ok, a line
+// that is no message, one too long, an answer to no request) is skipped
+// and noted in the client's log; and the process is gone after the run.
+func TestAdapterCarriesTheWorkload(t *testing.T) {
+	h, dir, verdicts := adapterScenario(t, "serve", oneClientKV)
 	ok, other := 0, 0
 	for e := range h.All() {
 		if e.Kind != history.KindOp || e.Type == history.OpInvoke {
@@ -199,20 +202,7 @@ func checkAdapterGone(t *testing.T, dir string) {
 // unknown (info), and every later one surely not done (fail): its input
 // is closed.
 func TestAdapterThatExits(t *testing.T) {
-	h, _, _ := adapterScenario(t, "exit", `
-[workload]
-kind = "lin-kv"
-at = "100ms"
-clients = 1
-targets = ["n1"]
-rate = 50
-keys = 1
-values = 3
-timeout = "1s"
-
-[checks]
-run = ["kv-linearizable"]
-`)
+	h, _, _ := adapterScenario(t, "exit", oneClientKV)
 	var types []string
 	for e := range h.All() {
 		if e.Kind == history.KindOp && e.Type != history.OpInvoke {
