@@ -85,6 +85,23 @@ func TestServersLeaveNoProcess(t *testing.T) {
 				checkNoSurvivors(t, tag)
 			})
 		}
+		// Client processes (coup adapter) go the same way as the servers.
+		t.Run(preset+"/client-processes/SIGINT", func(t *testing.T) {
+			needs(t, preset)
+			file := serverScenario(t, preset, "client_processes = true\n[workload]\nkind = \"mutex\"\nclients = 2\nat = \"50s\"")
+			os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "60s"`, 1)), 0o644)
+			tag := tagged(t)
+			cmd, out := startUp(t, tag, "run", "--store", t.TempDir(), file)
+			if n := len(survivors(tag)); n != 7 {
+				t.Errorf("%d tagged processes while running, want 7 (coup, its reaper, 3 servers and 2 clients)", n)
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Errorf("exit %v, want 3\n%s", err, out.String())
+			}
+			checkNoSurvivors(t, tag)
+		})
 		t.Run(preset+"/start-timeout", func(t *testing.T) {
 			needs(t, preset)
 			tag := tagged(t)
