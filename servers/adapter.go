@@ -43,6 +43,9 @@ type adapter struct {
 
 	wmu sync.Mutex // one line at a time on its stdin
 
+	logMu sync.Mutex // its log, and the notes written to it
+	notes int
+
 	mu     sync.Mutex
 	next   int
 	waits  map[int]chan []byte
@@ -210,11 +213,21 @@ func (a *adapter) read(initOK chan struct{}) {
 	_, _ = a.p.Wait()
 }
 
-// note writes a line of coup's own to the client's log.
+// maxNotes bounds the lines of coup's own in a client's log: a process
+// that writes nothing but noise does not fill the disk.
+const maxNotes = 1000
+
+// note writes a line of coup's own to the client's log, up to maxNotes.
 func (a *adapter) note(format string, args ...any) {
-	a.wmu.Lock()
-	defer a.wmu.Unlock()
-	fmt.Fprintf(a.log, "--- coup: %s\n", fmt.Sprintf(format, args...))
+	a.logMu.Lock()
+	defer a.logMu.Unlock()
+	a.notes++
+	switch {
+	case a.notes < maxNotes:
+		fmt.Fprintf(a.log, "--- coup: %s\n", fmt.Sprintf(format, args...))
+	case a.notes == maxNotes:
+		fmt.Fprintf(a.log, "--- coup: %d lines skipped so far; the rest are skipped without a note\n", maxNotes)
+	}
 }
 
 func quoteLine(line []byte) string {
@@ -303,8 +316,8 @@ func (ads *adapters) close() {
 	}
 	for _, a := range ads.by {
 		<-a.gone
-		a.wmu.Lock()
+		a.logMu.Lock()
 		a.log.Close()
-		a.wmu.Unlock()
+		a.logMu.Unlock()
 	}
 }

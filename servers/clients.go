@@ -167,8 +167,11 @@ func (c *clients) stop() {
 	}
 	c.mu.Unlock()
 	c.cancel()
-	c.ops.Wait()
+	// The clients' sessions, keep-alives and processes end first: an
+	// operation still under way may be blocked on them (a client process
+	// that reads nothing).
 	if cl, ok := c.kv.(interface{ close() }); ok {
-		cl.close() // the clients' sessions
+		cl.close()
 	}
+	c.ops.Wait()
 }
