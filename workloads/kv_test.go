@@ -210,6 +210,9 @@ func TestKVInfoRetiresTheProcess(t *testing.T) {
 		if op.Process == "c4" {
 			after++
 		}
+		if (op.Process == "c2" || op.Process == "c4") && op.Client != "c2" {
+			t.Errorf("%s's operation names client %q, want c2: a client outlives its processes", op.Process, op.Client)
+		}
 	}
 	if timedOut != 1 || after == 0 {
 		t.Errorf("%d timeouts; %d operations under c4, want c2 to go on as c4", timedOut, after)

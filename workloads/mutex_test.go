@@ -32,6 +32,7 @@ type fakeLock struct {
 type invocation struct {
 	at                      time.Duration
 	process, node, f, owner string
+	client                  string // Op.Client
 }
 
 const fakeTimeout = 100 * ms
@@ -47,7 +48,7 @@ func (l *fakeLock) After(d time.Duration, fn func()) {
 
 func (l *fakeLock) Invoke(op Op) {
 	process, node, f, value := op.Process, op.Node, op.F, op.Value
-	inv := invocation{at: l.now, process: process, node: node, f: f, owner: value}
+	inv := invocation{at: l.now, process: process, node: node, f: f, owner: value, client: op.Client}
 	if l.open[process] {
 		l.errs = append(l.errs, fmt.Sprintf("%s invoked %s at %s while its last operation was open", process, f, l.now))
 	}
@@ -210,6 +211,9 @@ func TestMutexInfoRetiresTheProcess(t *testing.T) {
 	for _, inv := range after[i:] {
 		if inv.process != "c5" {
 			t.Errorf("%+v after the retirement, want process c5", inv)
+		}
+		if inv.client != "c2" {
+			t.Errorf("%+v after the retirement, want client c2 still", inv)
 		}
 	}
 	if len(after) < i+3 || after[i+1].f != "acquire" {
