@@ -48,8 +48,15 @@ type adapter struct {
 
 	mu     sync.Mutex
 	next   int
-	waits  map[int]chan []byte
+	waits  map[int]waiter
 	paused bool
+}
+
+// waiter is a request waiting for its answer: of type f+"_ok", or an
+// error.
+type waiter struct {
+	f  string
+	ch chan []byte
 }
 
 // adapterArgv is the command of client name's process: the scenario's
@@ -142,7 +149,7 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.logf("%s: client process started, pid %d", name, p.Pid())
-	a := &adapter{name: name, p: p, log: log, gone: make(chan struct{}), waits: map[int]chan []byte{}, next: 1}
+	a := &adapter{name: name, p: p, log: log, gone: make(chan struct{}), waits: map[int]waiter{}, next: 1}
 	return a, nil
 }
 
@@ -200,14 +207,20 @@ func (a *adapter) read(initOK chan struct{}) {
 			a.note("ignoring output before init_ok: %s", quoteLine(line))
 		default:
 			a.mu.Lock()
-			ch, ok := a.waits[head.InReplyTo]
-			delete(a.waits, head.InReplyTo)
-			a.mu.Unlock()
-			if !ok {
-				a.note("ignoring an answer to no request waiting (in_reply_to %d): %s", head.InReplyTo, quoteLine(line))
-				continue
+			w, ok := a.waits[head.InReplyTo]
+			fits := ok && (head.Type == w.f+"_ok" || head.Type == "error")
+			if fits {
+				delete(a.waits, head.InReplyTo)
 			}
-			ch <- append([]byte(nil), env.Body...)
+			a.mu.Unlock()
+			switch {
+			case !ok:
+				a.note("ignoring an answer to no request waiting (in_reply_to %d): %s", head.InReplyTo, quoteLine(line))
+			case !fits:
+				a.note("ignoring an answer of type %q to a %s request (in_reply_to %d): %s", head.Type, w.f, head.InReplyTo, quoteLine(line))
+			default:
+				w.ch <- append([]byte(nil), env.Body...)
+			}
 		}
 	}
 	_, _ = a.p.Wait()
@@ -258,7 +271,7 @@ func (ads *adapters) Do(ctx context.Context, node string, op workloads.Op) ([]by
 	a.mu.Lock()
 	id := a.next
 	a.next++
-	a.waits[id] = ch
+	a.waits[id] = waiter{f: op.F, ch: ch}
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()

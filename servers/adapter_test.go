@@ -20,7 +20,8 @@ import (
 // own memory: a kv store and a lock with tokens. Before its init_ok it
 // writes a line of chatter; after, a line that is no message, a line
 // longer than a client may write, and an answer to no request, all of
-// which coup must skip. Modes: "serve" answers everything; "exit" exits
+// which coup must skip; and it answers its first request with an answer
+// of the wrong type before the right one. Modes: "serve" answers everything; "exit" exits
 // instead of answering its third request.
 func fakeAdapter(mode string) {
 	in := bufio.NewScanner(os.Stdin)
@@ -58,6 +59,9 @@ func fakeAdapter(mode string) {
 		requests++
 		if mode == "exit" && requests == 3 {
 			os.Exit(3)
+		}
+		if requests == 1 { // an answer of the wrong type first: skipped
+			reply(map[string]any{"type": "bogus_ok"})
 		}
 		key := int(num(env.Body["key"]))
 		switch typ {
@@ -170,7 +174,7 @@ func TestAdapterCarriesTheWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"not a message: \"starting up\"", "not a message", "longer than", "in_reply_to 999"} {
+	for _, want := range []string{"not a message: \"starting up\"", "not a message", "longer than", "in_reply_to 999", "an answer of type \"bogus_ok\""} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("c1.log lacks %q:\n%s", want, b)
 		}
