@@ -231,6 +231,9 @@ type Trigger struct {
 	Report string
 	// Process matches process events of this what ("crash", "start").
 	Process string
+	// Op matches the ok of a lock operation of this f: "acquire" (a
+	// grant) or "release".
+	Op string
 	// Value, when set, must equal the event's value (reports only).
 	Value string
 	// Node, when set, must be the node of the event.
@@ -239,9 +242,12 @@ type Trigger struct {
 
 func (t *Trigger) String() string {
 	var b strings.Builder
-	if t.Report != "" {
+	switch {
+	case t.Report != "":
 		fmt.Fprintf(&b, "report %s", t.Report)
-	} else {
+	case t.Op != "":
+		fmt.Fprintf(&b, "op %s ok", t.Op)
+	default:
 		fmt.Fprintf(&b, "process %s", t.Process)
 	}
 	if t.Value != "" {
@@ -527,12 +533,16 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 
 func (t *Trigger) check(nodes []string) error {
 	switch {
-	case t.Report == "" && t.Process == "":
-		return fieldErr("when", "say what triggers the fault: when = { report = \"participant\", value = \"true\" } or when = { process = \"crash\" }")
+	case t.Report == "" && t.Process == "" && t.Op == "":
+		return fieldErr("when", "say what triggers the fault: when = { report = \"participant\", value = \"true\" }, when = { process = \"crash\" } or when = { op = \"acquire\" }")
 	case t.Report != "" && t.Process != "":
-		return fieldErr("when.process", "a trigger matches a report or a process event, not both")
-	case t.Process != "" && t.Value != "":
-		return fieldErr("when.value", "process events have no value to match")
+		return fieldErr("when.process", "a trigger matches a report, a process event or a lock operation, not two")
+	case t.Op != "" && (t.Report != "" || t.Process != ""):
+		return fieldErr("when.op", "a trigger matches a report, a process event or a lock operation, not two")
+	case t.Op != "" && t.Op != fAcquire && t.Op != fRelease:
+		return fieldErr("when.op", "%q: a trigger watches the lock's grants and releases (\"acquire\" or \"release\")", t.Op)
+	case (t.Process != "" || t.Op != "") && t.Value != "":
+		return fieldErr("when.value", "only a report's value is matched")
 	}
 	if t.Node != "" && !slices.Contains(nodes, t.Node) {
 		return fieldErr("when.node", "%q names no node: %s", t.Node, nodeRange(nodes))

@@ -246,6 +246,10 @@ func (t *Trigger) Match(e *history.Event) bool {
 		if e.Kind != history.KindProcess || e.What != t.Process {
 			return false
 		}
+	case t.Op != "":
+		if e.Kind != history.KindOp || e.F != t.Op || e.Type != history.OpOK {
+			return false
+		}
 	default:
 		return false
 	}

@@ -278,6 +278,7 @@ func TestTriggers(t *testing.T) {
 		{"armed at at", participant, 25 * ms, []history.Event{report(20*ms, "n2", "participant", "true"), report(30*ms, "n3", "participant", "true")}, 1},
 		{"node must match", &Trigger{Report: "participant", Node: "n3"}, 0, []history.Event{report(20*ms, "n2", "participant", "true"), report(30*ms, "n3", "participant", "false")}, 1},
 		{"process event", &Trigger{Process: "crash", Node: "n4"}, 0, []history.Event{report(5*ms, "n4", "crash", ""), {Time: int64(9 * ms), Kind: history.KindProcess, Node: "n4", What: "crash"}}, 1},
+		{"a lock granted", &Trigger{Op: fAcquire}, 0, []history.Event{{Time: int64(5 * ms), Kind: history.KindOp, Process: "c1", F: fAcquire, Type: history.OpInvoke}, {Time: int64(6 * ms), Kind: history.KindOp, Process: "c2", F: fAcquire, Type: history.OpFail}, {Time: int64(8 * ms), Kind: history.KindOp, Process: "c1", F: fAcquire, Type: history.OpOK}}, 2},
 	}
 	for _, tt := range tests {
 		n := newChecked(t, 1, Fault{Kind: Replace, Target: Target{Nodes: []string{"n5"}}, At: tt.at, When: tt.when})
@@ -301,6 +302,16 @@ func TestTriggers(t *testing.T) {
 		if fired != tt.fires {
 			t.Errorf("%s: fired on event %d, want %d", tt.name, fired, tt.fires)
 		}
+	}
+	// A pause of the holder on its grant: the holder is the client just
+	// granted.
+	h := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Pick: Holder}, For: 100 * ms, When: &Trigger{Op: fAcquire}})
+	granted := history.Event{Time: int64(30 * ms), Kind: history.KindOp, Process: "c2", F: fAcquire, Type: history.OpOK}
+	if !Relevant(&granted) {
+		t.Fatal("a grant is not among the events the nemesis observes")
+	}
+	if got := steps(h.Observe(granted)); !reflect.DeepEqual(got, []step{{30 * ms, "pause start", "c2"}}) {
+		t.Errorf("the holder paused on its grant: %v", got)
 	}
 	// A triggered pause with a duration is planned to end.
 	n := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Pick: Leader}, For: 100 * ms, When: &Trigger{Report: "leader"}})
@@ -463,6 +474,9 @@ func TestCheck(t *testing.T) {
 		{"empty trigger", Fault{Kind: Replace, Target: one, When: &Trigger{}}, "when", "what triggers"},
 		{"trigger node", Fault{Kind: Replace, Target: one, When: &Trigger{Report: "leader", Node: "n7"}}, "when.node", "names no node"},
 		{"trigger and every", Fault{Kind: Pause, Target: one, Every: 50 * ms, When: &Trigger{Report: "leader"}}, "when", "fires once"},
+		{"trigger on a read", Fault{Kind: Pause, Target: one, When: &Trigger{Op: "read"}}, "when.op", "grants and releases"},
+		{"trigger on an op and a process", Fault{Kind: Pause, Target: one, When: &Trigger{Op: fAcquire, Process: "crash"}}, "when.op", "not two"},
+		{"trigger on an op value", Fault{Kind: Pause, Target: one, When: &Trigger{Op: fAcquire, Value: "x"}}, "when.value", "only a report"},
 	}
 	for _, tt := range tests {
 		err := tt.f.Check(five, time.Second)

@@ -181,7 +181,7 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 	}
 	if w := f.When; w != nil {
 		var parts []string
-		for _, p := range []struct{ k, v string }{{"report", w.Report}, {"process", w.Process}, {"value", w.Value}, {"node", w.Node}} {
+		for _, p := range []struct{ k, v string }{{"report", w.Report}, {"process", w.Process}, {"op", w.Op}, {"value", w.Value}, {"node", w.Node}} {
 			if p.v != "" {
 				parts = append(parts, p.k+" = "+value(p.v))
 			}

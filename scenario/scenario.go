@@ -193,10 +193,12 @@ type Fault struct {
 	Delta Duration `toml:"delta"`
 }
 
-// When is a fault's trigger: a report or a process event of the history.
+// When is a fault's trigger: a report, a process event, or a lock
+// operation's ok in the history.
 type When struct {
 	Report  string `toml:"report"`
 	Process string `toml:"process"`
+	Op      string `toml:"op"`
 	Value   string `toml:"value"`
 	Node    string `toml:"node"`
 }

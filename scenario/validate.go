@@ -559,7 +559,7 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 		nf.Rate = *f.Rate
 	}
 	if f.When != nil {
-		nf.When = &nemesis.Trigger{Report: f.When.Report, Process: f.When.Process, Value: f.When.Value, Node: f.When.Node}
+		nf.When = &nemesis.Trigger{Report: f.When.Report, Process: f.When.Process, Op: f.When.Op, Value: f.When.Value, Node: f.When.Node}
 	}
 	if f.Target.Set {
 		t, err := nemesis.ParseTarget(f.Target.Names)
