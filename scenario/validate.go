@@ -29,6 +29,9 @@ const (
 	// MaxClients bounds the clients of the mutex, lin-kv and echo
 	// workloads.
 	MaxClients = 1000
+	// MaxClientProcesses bounds the clients of a workload whose clients
+	// run as processes of their own (a real server's client adapters).
+	MaxClientProcesses = 64
 	// DefaultKeys and DefaultValues are the lin-kv workload's defaults:
 	// few keys, so that operations meet on them, and Maelstrom's five
 	// values, so that a cas often finds its from.
@@ -334,6 +337,8 @@ func (s *Scenario) validateClients() error {
 		w.Clients = s.Nodes
 	case w.Clients < 0 || w.Clients > MaxClients:
 		return s.errorf("workload.clients", "must be from 1 to %d, got %d", MaxClients, w.Clients)
+	case s.Server != nil && s.Server.ClientsAreProcesses() && w.Clients > MaxClientProcesses:
+		return s.errorf("workload.clients", "%d clients, each a process of its own (client_processes or adapter): at most %d", w.Clients, MaxClientProcesses)
 	}
 	if w.Targets == nil {
 		w.Targets = s.NodeNames()
