@@ -135,6 +135,14 @@ func (c *zkKV) release(conn *zk.Conn, owner string) ([]byte, error) {
 	err := conn.Delete(hold.path, -1)
 	gone := errors.Is(err, zk.ErrNoNode)
 	if err != nil && !gone {
+		// Kept, so that the release the workload asks for next, under a
+		// new process, deletes the node; else it would block the lock for
+		// as long as this session lives.
+		c.locks.mu.Lock()
+		if c.locks.by[owner] == nil {
+			c.locks.by[owner] = hold
+		}
+		c.locks.mu.Unlock()
 		return nil, zkErr(err, false)
 	}
 	if !hold.granted {
