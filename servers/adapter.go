@@ -300,24 +300,21 @@ func (ads *adapters) client(name string) (*adapter, bool) {
 	return a, ok
 }
 
-// pause stops a client's process group (SIGSTOP); resume continues it.
-func (a *adapter) pause() error {
+// setPaused stops a client's process group (SIGSTOP), or continues it
+// (SIGCONT).
+func (a *adapter) setPaused(pause bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.paused {
+	switch {
+	case a.paused == pause && pause:
 		return errPaused
-	}
-	a.paused = true
-	return a.p.Pause()
-}
-
-func (a *adapter) resume() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.paused {
+	case a.paused == pause:
 		return errActive
 	}
-	a.paused = false
+	a.paused = pause
+	if pause {
+		return a.p.Pause()
+	}
 	return a.p.Resume()
 }
 

@@ -307,33 +307,21 @@ func (r *run) runReplace(s *server) error {
 
 // Pause stops a server's process group (SIGSTOP), or a client's when
 // the clients run as processes (nemesis.Cluster).
-func (r *run) Pause(node string) error {
-	if a, ok := r.adapters.client(node); ok {
-		r.logf("%s: client process paused (SIGSTOP)", node)
-		return a.pause()
-	}
-	s, err := r.server(node)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.p == nil:
-		return errDown
-	case s.paused:
-		return errPaused
-	}
-	s.paused = true
-	r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: history.ProcPause, Incarnation: s.inc})
-	return s.p.Pause()
-}
+func (r *run) Pause(node string) error { return r.setPaused(node, true) }
 
 // Resume continues a paused server or client (SIGCONT) (nemesis.Cluster).
-func (r *run) Resume(node string) error {
+func (r *run) Resume(node string) error { return r.setPaused(node, false) }
+
+// setPaused pauses or resumes a client's process or a server's, and
+// records a server's.
+func (r *run) setPaused(node string, pause bool) error {
+	what, sig := history.ProcResume, "SIGCONT"
+	if pause {
+		what, sig = history.ProcPause, "SIGSTOP"
+	}
 	if a, ok := r.adapters.client(node); ok {
-		r.logf("%s: client process resumed (SIGCONT)", node)
-		return a.resume()
+		r.logf("%s: client process: %s (%s)", node, what, sig)
+		return a.setPaused(pause)
 	}
 	s, err := r.server(node)
 	if err != nil {
@@ -344,11 +332,16 @@ func (r *run) Resume(node string) error {
 	switch {
 	case s.p == nil:
 		return errDown
-	case !s.paused:
+	case s.paused == pause && pause:
+		return errPaused
+	case s.paused == pause:
 		return errActive
 	}
-	s.paused = false
-	r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: history.ProcResume, Incarnation: s.inc})
+	s.paused = pause
+	r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: what, Incarnation: s.inc})
+	if pause {
+		return s.p.Pause()
+	}
 	return s.p.Resume()
 }
 
