@@ -11,8 +11,8 @@ import (
 )
 
 // A module outside coup's, that requires coup by its module path (a
-// replace points it at this clone, and the module cache serves the rest
-// offline), builds a test of its own toy machines (testdata/toy): the
+// replace points it at this clone, and the module cache or the module
+// proxy serves the rest), builds a test of its own toy machines (testdata/toy): the
 // safe one passes 100 seeds, the unsafe one fails with a replay line,
 // and the replay line, run as printed, fails at the same seed with the
 // same history. The same module builds the coup command by its path.
@@ -96,7 +96,10 @@ func toyModule(t *testing.T) string {
 }
 
 // goCmd runs the go command (or, when args[0] is "sh", a shell line) in
-// dir, offline: modules come from the module cache only.
+// dir. Modules come from the module cache, and what it lacks from the
+// environment's module proxy: a fresh machine's cache is empty, and the
+// toy module's graph holds go.mod files (of coup's dependencies' own
+// dependencies) that coup's own build never reads.
 func goCmd(t *testing.T, dir string, env []string, args ...string) (string, error) {
 	t.Helper()
 	name := "go"
@@ -105,7 +108,7 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) (string, erro
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local",
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local",
 		"COUP_SEED=", "COUP_SEEDS=", "COUP_SHRINK=", "COUP_STORE=")
 	cmd.Env = append(cmd.Env, env...)
 	var b bytes.Buffer
