@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/internal/needs"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
@@ -32,7 +33,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("headless Chromium not found: install it (Debian: apt-get install chromium) or set COUP_CHROMIUM to run the report's browser test")
+	needs.Skip(t, "chromium", "headless Chromium not found (or set COUP_CHROMIUM)")
 	return ""
 }
 

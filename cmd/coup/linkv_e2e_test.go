@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/coupharness/coup/history"
+	debian "github.com/coupharness/coup/internal/needs"
 )
 
 var (
@@ -216,9 +217,7 @@ at = "800ms"
 // The python-election example: valid with its leader crashed; with its
 // leader isolated, two leaders in one term.
 func TestPythonElection(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed (.ci/run installs it)")
-	}
+	debian.Program(t, "python3", "python3")
 	run := coup(t, "run", scenarioPath(t, "python-election.toml"), scenarioPath(t, "python-election-lonely.toml"))
 	if run.code != 0 {
 		t.Fatalf("exit %d, want 0 (both as expected)\n%s%s", run.code, run.stdout, run.stderr)

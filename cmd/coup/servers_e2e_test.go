@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coupharness/coup/history"
+	debian "github.com/coupharness/coup/internal/needs"
 )
 
 // needs skips a test when a real server's program is not installed here
@@ -18,13 +19,10 @@ func needs(t *testing.T, preset string) {
 	t.Helper()
 	switch preset {
 	case "etcd":
-		if _, err := exec.LookPath("etcd"); err != nil {
-			t.Skip("etcd is not installed (apt-get install etcd-server)")
-		}
+		debian.Program(t, "etcd", "etcd-server")
 	case "zookeeper":
-		if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
-			t.Skip("ZooKeeper is not installed (apt-get install zookeeper)")
-		}
+		debian.File(t, "/usr/share/java/zookeeper.jar", "zookeeper")
+		debian.File(t, "/usr/share/java/slf4j-simple.jar", "libslf4j-java")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/internal/needs"
 	"github.com/coupharness/coup/verdict"
 )
 
@@ -150,16 +151,7 @@ func TestJUnit(t *testing.T) {
 // A real consumer of JUnit files reads the file as this package means it:
 // junitparser (Debian's python3-junitparser), when it is installed.
 func TestJUnitReadByJunitparser(t *testing.T) {
-	python := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import junitparser").Run() == nil {
-			python = p
-			break
-		}
-	}
-	if python == "" {
-		t.Skip("junitparser is not installed (apt-get install python3-junitparser)")
-	}
+	python := needs.Python(t, "junitparser", "python3-junitparser")
 	file := filepath.Join(t.TempDir(), "junit.xml")
 	if err := sample().WriteJUnitFile(file); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/coupharness/coup/internal/needs"
 )
 
 // The servers part runs one round of each installed server program on
@@ -28,7 +30,7 @@ func TestServersPartRuns(t *testing.T) {
 		}
 	}
 	if installed == 0 {
-		t.Skip("neither etcd nor ZooKeeper is installed")
+		needs.Skip(t, "etcd-server", "neither etcd nor ZooKeeper is installed")
 	}
 	dir := t.TempDir()
 	res, err := Run(context.Background(), Config{Coup: []string{"unused"}, Parts: []string{PartServers}, Rounds: 1, Dir: dir})
