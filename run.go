@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
@@ -174,6 +175,6 @@ func outcome(out *sim.Outcome) *Outcome {
 	r := out.Results
 	return &Outcome{
 		Seed: out.Seed, Valid: r.Valid.String(), AsExpected: r.Outcome == verdict.AsExpected,
-		Signature: sim.Signature(r), Summary: r.Summary(), Dir: out.Dir, Hash: out.Hash,
+		Signature: explore.Signature(r), Summary: r.Summary(), Dir: out.Dir, Hash: out.Hash,
 	}
 }

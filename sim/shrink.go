@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/scenario"
@@ -101,7 +102,7 @@ func Shrink(sc *scenario.Scenario, seed int64, opts ShrinkOptions) (*ShrinkResul
 	if err != nil {
 		return nil, err
 	}
-	sh.sig = Signature(first.Results)
+	sh.sig = explore.Signature(first.Results)
 	if sh.sig == "" {
 		return nil, ErrNothingToShrink
 	}
@@ -186,7 +187,7 @@ func (sh *shrinker) try(cand *scenario.Scenario) (ok, stop bool) {
 		if err != nil {
 			continue // a candidate the simulator refuses is no smaller failure
 		}
-		if Signature(out.Results) == sh.sig {
+		if explore.Signature(out.Results) == sh.sig {
 			if seed != sh.cur.Seed {
 				sh.step("seed %d → %d", sh.cur.Seed, seed)
 			}
@@ -227,7 +228,7 @@ func (sh *shrinker) removeFaults() bool {
 		return false
 	}
 	base := sh.cur
-	keep := ddmin(before, func(keep []int) (bool, bool) {
+	keep := explore.Ddmin(before, func(keep []int) (bool, bool) {
 		cand := copyOf(base)
 		cand.Faults = pick(base.Faults, keep)
 		return sh.try(cand)
@@ -334,7 +335,7 @@ func (sh *shrinker) shrinkTargets() bool {
 			continue
 		}
 		base := sh.cur
-		keep := ddmin(len(names), func(keep []int) (bool, bool) {
+		keep := explore.Ddmin(len(names), func(keep []int) (bool, bool) {
 			if len(keep) == 0 {
 				return false, sh.spent()
 			}
@@ -358,7 +359,7 @@ func (sh *shrinker) removeInitiators() bool {
 		return false
 	}
 	base := sh.cur
-	keep := ddmin(len(names), func(keep []int) (bool, bool) {
+	keep := explore.Ddmin(len(names), func(keep []int) (bool, bool) {
 		if len(keep) == 0 {
 			return false, sh.spent()
 		}

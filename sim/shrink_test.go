@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -34,7 +35,7 @@ func TestShrinkRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig := Signature(again.Results); sig != res.Signature {
+	if sig := explore.Signature(again.Results); sig != res.Signature {
 		t.Errorf("the shrunk scenario at seed %d fails as %q", res.Seed, sig)
 	}
 	without := copyOf(res.Scenario)
@@ -52,7 +53,7 @@ func TestShrinkRace(t *testing.T) {
 			continue
 		}
 		out, err := Simulate(valid, res.Seed, Options{})
-		if err == nil && Signature(out.Results) == res.Signature {
+		if err == nil && explore.Signature(out.Results) == res.Signature {
 			t.Errorf("a smaller scenario fails the same way:\n%s", c.Encode(""))
 		}
 	}

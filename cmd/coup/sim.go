@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
@@ -177,7 +178,7 @@ func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	}
 	fmt.Printf("%s (simulated, seed %d%s)\n", sc.File, f.seed, strategy)
 	fmt.Print(out.Results.Summary())
-	if sig := sim.Signature(out.Results); sig != "" {
+	if sig := explore.Signature(out.Results); sig != "" {
 		fmt.Printf("  signature: %s\n", sig)
 	}
 	fmt.Printf("  store: %s\n", out.Dir)
@@ -245,13 +246,13 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	shard, shards := 1, 1
 	if f.shard != "" {
 		var err error
-		if shard, shards, err = sim.ParseShard(f.shard); err != nil {
+		if shard, shards, err = explore.ParseShard(f.shard); err != nil {
 			fmt.Fprintf(os.Stderr, "coup sim: --shard: %v\n", err)
 			return verdict.ExitInput
 		}
-		from, count = sim.Shard(f.seed, f.seeds, shard, shards)
+		from, count = explore.Shard(f.seed, f.seeds, shard, shards)
 	}
-	var results *sim.SweepWriter
+	var results *explore.SweepWriter
 	if f.out != "" {
 		w, closeOut, err := sweepOutput(sc, f, shard, shards, from, count)
 		if err != nil {
@@ -299,7 +300,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	}
 	sim.Seeds(from, count, f.workers, run, func(seed int64, out *sim.Outcome, err error) bool {
 		t.done++
-		rec := sim.SeedResult{Seed: seed}
+		rec := explore.SeedResult{Seed: seed}
 		if f.strategy.Name == sim.Portfolio {
 			rec.Strategy = f.strategy.For(seed).String()
 		}
@@ -323,7 +324,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		t.figs.AddOutcome(out)
 		res := out.Results
 		rec.Valid, rec.Outcome = res.Valid.String(), res.Outcome
-		if rec.Signature = sim.Signature(res); rec.Signature != "" {
+		if rec.Signature = explore.Signature(res); rec.Signature != "" {
 			rec.Hash = sim.Hash(out.History.Events)
 			rec.Note = strings.TrimPrefix(firstNote(res), ": ")
 			t.kind(rec.Signature, res.Outcome == verdict.AsExpected, seed, rec.Hash)
@@ -411,7 +412,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 // found it and how many seeds a fix must survive.
 func printFindability(kinds []*failureKind, seeds int, replayOf func(*failureKind) string) {
 	if len(kinds) == 0 {
-		fmt.Printf("findability: no seed failed; %s\n", sim.Findability{Found: 0, Seeds: seeds})
+		fmt.Printf("findability: no seed failed; %s\n", explore.Findability{Found: 0, Seeds: seeds})
 		return
 	}
 	fmt.Printf("findability, by kind of failure (signature):\n")
@@ -420,13 +421,13 @@ func printFindability(kinds []*failureKind, seeds int, replayOf func(*failureKin
 		if k.asExpected {
 			what = "as expected"
 		}
-		fmt.Printf("  %s (%s)\n    %s\n", k.signature, what, sim.Findability{Found: k.seeds, Seeds: seeds})
+		fmt.Printf("  %s (%s)\n    %s\n", k.signature, what, explore.Findability{Found: k.seeds, Seeds: seeds})
 		fmt.Printf("    replay: %s   (history sha256 %s)\n", replayOf(k), short(k.hash))
 	}
 }
 
 // sweepOutput creates the results file of a sweep and writes its header.
-func sweepOutput(sc *scenario.Scenario, f simFlags, shard, shards int, from int64, count int) (*sim.SweepWriter, func(), error) {
+func sweepOutput(sc *scenario.Scenario, f simFlags, shard, shards int, from int64, count int) (*explore.SweepWriter, func(), error) {
 	src, err := os.ReadFile(sc.File)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", sc.File, err)
@@ -436,7 +437,7 @@ func sweepOutput(sc *scenario.Scenario, f simFlags, shard, shards int, from int6
 	if err != nil {
 		return nil, nil, fmt.Errorf("--out: %w", err)
 	}
-	w := sim.NewSweepWriter(out, sim.SweepHeader{
+	w := explore.NewSweepWriter(out, explore.SweepHeader{
 		File: sc.File, SHA256: hex.EncodeToString(sum[:]), Scenario: sc.Name, Strategy: f.strategy.String(),
 		From: f.seed, Seeds: f.seeds, Shard: shard, Shards: shards, ShardFrom: from, ShardSeeds: count, Build: build(),
 	})

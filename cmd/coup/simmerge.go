@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 )
@@ -27,19 +28,19 @@ func simMerge(args []string) int {
 		fs.Usage()
 		return verdict.ExitInput
 	}
-	var files []*sim.SweepFile
+	var files []*explore.SweepFile
 	for _, p := range paths {
-		f, err := sim.ReadSweep(p)
+		f, err := explore.ReadSweep(p)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 			return verdict.ExitInput
 		}
 		files = append(files, f)
 	}
-	m, err := sim.Merge(files)
+	m, err := explore.Merge(files)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		if errors.Is(err, sim.ErrBadResults) {
+		if errors.Is(err, explore.ErrBadResults) {
 			return verdict.ExitInput
 		}
 		return verdict.ExitUnknown

@@ -1,6 +1,6 @@
-package sim
+package explore
 
-// ddmin is Zeller's delta debugging, minimising by complements: it
+// Ddmin is Zeller's delta debugging, minimising by complements: it
 // returns a subset of the indices 0..n−1, as small as it could find, for
 // which fails still holds, given that it holds for them all. It removes
 // chunks of halving size (n/2, n/4, ... down to single items) and starts
@@ -8,7 +8,7 @@ package sim
 // removing any one index left makes fails false. fails is also told to
 // stop: once it reports that the budget is spent (stop true), ddmin
 // returns what it has.
-func ddmin(n int, fails func(keep []int) (ok, stop bool)) []int {
+func Ddmin(n int, fails func(keep []int) (ok, stop bool)) []int {
 	keep := make([]int, n)
 	for i := range keep {
 		keep[i] = i

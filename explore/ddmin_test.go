@@ -1,11 +1,11 @@
-package sim
+package explore
 
 import (
 	"slices"
 	"testing"
 )
 
-// ddmin finds the items a failure needs, however they are spread, with
+// Ddmin finds the items a failure needs, however they are spread, with
 // far fewer tests than subsets; and it stops when told to.
 func TestDDMin(t *testing.T) {
 	tests := []struct {
@@ -20,7 +20,7 @@ func TestDDMin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls := 0
-		got := ddmin(tt.n, func(keep []int) (bool, bool) {
+		got := Ddmin(tt.n, func(keep []int) (bool, bool) {
 			calls++
 			for _, x := range tt.need {
 				if !slices.Contains(keep, x) {
@@ -37,7 +37,7 @@ func TestDDMin(t *testing.T) {
 		}
 	}
 	calls := 0
-	got := ddmin(16, func(keep []int) (bool, bool) { calls++; return false, calls == 3 })
+	got := Ddmin(16, func(keep []int) (bool, bool) { calls++; return false, calls == 3 })
 	if calls != 3 || len(got) != 16 {
 		t.Errorf("told to stop after 3 tests: %d tests, kept %v", calls, got)
 	}

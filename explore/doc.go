@@ -1,0 +1,21 @@
+// Package explore is coup's search room: it finds the fault schedule
+// nobody wrote, and shrinks a failing run to a small scenario that fails
+// the same way. It knows no driver: a driver is handed to it as a Runner
+// (the simulator, node processes on pipes, real servers), and it speaks
+// only the scenario, the history, the verdict and the checks.
+//
+// What lives here:
+//
+//   - Runner: one way to run a scenario and get its judged run back.
+//     Exact runners (the simulator) give the same run for the same
+//     scenario and seed; the others do not, so a search re-runs a
+//     candidate and counts.
+//   - Signature and Kind: how a run failed, in a form that two runs
+//     failing the same way share; campaigns and merges count failures by
+//     it, and a shrink keeps it.
+//   - Findability: how often a failure showed (k of N runs), its interval,
+//     and how many runs a fix must survive.
+//   - Ddmin: delta debugging, the engine of shrinking.
+//   - Sweep files: a sweep's or campaign's results as JSON lines, split
+//     into shards (Shard, ParseShard) and merged by signature (Merge).
+package explore
