@@ -15,6 +15,7 @@ import (
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // Keeper is a Runner that can run a scenario again into the store: an
@@ -67,6 +68,9 @@ type Campaign struct {
 	// files, one per schedule, added and removed as the corpus changes.
 	Corpus    int
 	CorpusDir string
+	// First ends the campaign at its first run not as expected (the runs
+	// under way are judged all the same).
+	First bool
 	// KeepPassing keeps the store folders of runs as expected, which a
 	// campaign otherwise removes once they are judged.
 	KeepPassing bool
@@ -141,6 +145,8 @@ type campaign struct {
 	kept   string // the last run folder kept, for store/<scenario>/latest
 	// writeErr is the first error writing the results or a run's files.
 	writeErr error
+	// found is set at the first run not as expected.
+	found bool
 }
 
 // lane is one independent search of a campaign.
@@ -249,7 +255,7 @@ func (c *campaign) run(ctx context.Context) (*CampaignResult, error) {
 		deadline = c.start.Add(c.cfg.Time)
 	}
 	spent := func() bool {
-		return ctx.Err() != nil || (!deadline.IsZero() && !c.cfg.Now().Before(deadline))
+		return ctx.Err() != nil || (c.cfg.First && c.found) || (!deadline.IsZero() && !c.cfg.Now().Before(deadline))
 	}
 issue:
 	for t := 0; ; t++ {
@@ -342,6 +348,7 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		r.Dir = ""
 	}
 	newKind := c.tally.Add(r)
+	c.found = c.found || (r.Failed() && r.Outcome != verdict.AsExpected)
 	if c.out != nil {
 		c.out.Run(r)
 		if r.Failed() || c.tally.Runs%64 == 0 {

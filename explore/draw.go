@@ -156,5 +156,15 @@ func logUniform(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return min(hi, max(lo, time.Duration(math.Exp(a+rng.Float64()*(b-a)))))
 }
 
-// round rounds a time to the microsecond, as a person would write it.
-func round(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+// round rounds a drawn time as a person would write it: to the
+// millisecond from a second on, to ten microseconds from a millisecond
+// on, else to the microsecond.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -44,8 +44,11 @@ type Features []string
 
 // Moment is an observed moment of a run, at which a guided campaign may
 // aim a fault of a later run: a belief change, a node joining an
-// election, a grant, a process event, or a time at which an operation was
-// under way.
+// election, a grant, a process event, a time at which an operation was
+// under way, or a message's delivery. Node is the node it concerns (the
+// message's receiver, the node whose belief changed), or a client's
+// process; Value what it was (the leader believed in, the operation, the
+// message's type and sender).
 type Moment struct {
 	At    time.Duration
 	What  scenario.Trigger
@@ -54,15 +57,21 @@ type Moment struct {
 }
 
 // maxMoments bounds the moments kept of each kind: the first ones, which
-// a later run with the same seed meets first.
-const maxMoments = 24
+// a later run with the same seed meets first. Of messages, the first
+// delivery of each type on each link is a moment, those of the rarest
+// types first (an election's rather than a heartbeat's), up to
+// maxMessageMoments.
+const (
+	maxMoments        = 24
+	maxMessageMoments = 48
+)
 
 // Abstract reads a run's features and moments from its history, and its
 // verdict's checks when res is not nil.
 func Abstract(h *history.History, res *verdict.Results) (Features, []Moment) {
 	a := newAbstraction(h.Meta.Nodes)
-	for i := range h.Events {
-		a.event(&h.Events[i])
+	for e := range h.All() {
+		a.event(e)
 	}
 	a.finish(h.End())
 	if res != nil {
@@ -98,6 +107,10 @@ type abstraction struct {
 	inFlight map[string]history.Event
 	faults   map[string]string // name -> kind, in force
 	infos    int
+	// links are the first delivery of each message type on each link;
+	// types count the deliveries of each type.
+	links map[string]Moment
+	types map[string]int
 }
 
 func newAbstraction(nodes []string) *abstraction {
@@ -106,6 +119,7 @@ func newAbstraction(nodes []string) *abstraction {
 		role: map[string]string{}, term: map[string]int64{}, state: map[string]string{},
 		leaders: map[string]bool{}, leaderAt: map[string]bool{}, electing: map[string]bool{},
 		holders: map[string]bool{}, inFlight: map[string]history.Event{}, faults: map[string]string{},
+		links: map[string]Moment{}, types: map[string]int{},
 	}
 	for _, n := range nodes {
 		a.role[n], a.state[n] = "none", "up"
@@ -127,7 +141,15 @@ func (a *abstraction) moment(at int64, what scenario.Trigger, node, value string
 
 func (a *abstraction) event(e *history.Event) {
 	switch e.Kind {
-	case history.KindMsg, history.KindMeta:
+	case history.KindMsg:
+		if e.What == history.MsgDeliver {
+			a.types[e.MType]++
+			key := e.MType + " " + e.Src + ">" + e.Dest
+			if _, ok := a.links[key]; !ok {
+				a.links[key] = Moment{At: time.Duration(e.Time), What: scenario.TriggerMessage, Node: e.Dest, Value: e.MType + " from " + e.Src}
+			}
+		}
+	case history.KindMeta:
 	case history.KindReport:
 		a.report(e)
 	case history.KindProcess:
@@ -345,6 +367,7 @@ func (a *abstraction) faultKinds() string {
 }
 
 func (a *abstraction) finish(end int64) {
+	a.messageMoments()
 	if a.noLeader >= 0 {
 		a.longest = max(a.longest, time.Duration(end)-a.noLeader)
 	}
@@ -365,6 +388,27 @@ func (a *abstraction) finish(end int64) {
 	if a.current != "" {
 		a.add("end roles %d", len(beliefs))
 	}
+}
+
+// messageMoments keeps the first delivery of each type on each link, the
+// rarest types first (then in time order), after the other moments.
+func (a *abstraction) messageMoments() {
+	ms := make([]Moment, 0, len(a.links))
+	for _, m := range a.links {
+		ms = append(ms, m)
+	}
+	typeOf := func(m Moment) string { t, _, _ := strings.Cut(m.Value, " from "); return t }
+	sort.Slice(ms, func(i, j int) bool {
+		ti, tj := a.types[typeOf(ms[i])], a.types[typeOf(ms[j])]
+		if ti != tj {
+			return ti < tj
+		}
+		if ms[i].At != ms[j].At {
+			return ms[i].At < ms[j].At
+		}
+		return ms[i].Value+ms[i].Node < ms[j].Value+ms[j].Node
+	})
+	a.moments = append(a.moments, ms[:min(len(ms), maxMessageMoments)]...)
 }
 
 // termClass is a term as a feature names it: small terms themselves,

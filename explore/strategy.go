@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -63,7 +64,7 @@ func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax
 			d: d, seed: seed, seen: map[string]struct{}{},
 			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
 			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
-			ops: newBandit(len(mutations)), aims: newBandit(len(scenario.Triggers)),
+			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown strategy %q (known: random, guided)", name)
@@ -101,19 +102,25 @@ func learn(seen map[string]struct{}, fs Features) int {
 
 // guided is the feedback-driven strategy of one lane. Its first run has
 // no fault (the baseline of what the system does undisturbed); until its
-// corpus holds a schedule with faults it draws as random does. Then each
-// run is, by turns drawn from its own stream:
+// corpus holds a schedule with faults it draws as random does. A run whose
+// features include one the lane has not seen enters the corpus with the
+// moments of its run, and plans a few children: a fault aimed at each of
+// a few of those moments (the first deliveries of its rarest messages,
+// and others drawn), hitting the moment's node just before it. Then each
+// run is, by turns drawn from the lane's own stream:
 //
-//   - one in ten, a fresh random schedule;
+//   - every other run while children are planned, the next planned one;
+//   - one in ten of the others, a fresh random schedule;
 //   - one in seven, a splice: the first faults of one parent and the last
 //     of another;
 //   - else a child of one parent (chosen by what it paid, see corpus.pick)
 //     changed by one to three mutations, each chosen by a bandit that
-//     favours those whose children showed something new.
+//     favours those whose children showed something new; one of them
+//     aims a fault at a moment of the parent's run, of a kind chosen by
+//     another bandit.
 //
-// A run whose features include one the lane has not seen enters the
-// corpus with the moments of its run; its parent and the mutations that
-// made it are credited.
+// A run's parent and the mutations that made it are credited when it
+// shows something new.
 type guided struct {
 	d      *drawer
 	seed   int64
@@ -121,9 +128,28 @@ type guided struct {
 	seen   map[string]struct{}
 	corpus *corpus
 	made   map[int]*making // by lane run, until observed
-	ops    *bandit
-	aims   *bandit // which kind of moment to aim at
+	// aims are children planned when an entry joined the corpus: one
+	// fault aimed at each of a few of its run's moments, the rarest
+	// messages first, tried before the havoc of random mutations (every
+	// other run while there are some), as AFL runs its deterministic
+	// stage on a new input.
+	aims  []planned
+	ops   *bandit
+	kinds *bandit // which kind of moment to aim at
 }
+
+// planned is a child to be made: parent with a fault aimed at a moment of
+// its run.
+type planned struct {
+	parent *entry
+	moment Moment
+}
+
+// Bounds of the planned aims: per new entry, and waiting in all.
+const (
+	aimsPerEntry = 4
+	maxPlanned   = 64
+)
 
 // making is how a run's schedule was made, to credit when its run is
 // observed.
@@ -148,6 +174,16 @@ func (g *guided) next(t, i int) Schedule {
 		if len(e.sched.Faults) > 0 {
 			parents = append(parents, e)
 		}
+	}
+	if len(g.aims) > 0 && g.rng.IntN(2) == 0 {
+		p := g.aims[0]
+		g.aims = g.aims[1:]
+		child := p.parent.sched.clone()
+		m := &making{parent: p.parent, aim: slices.Index(scenario.Triggers, p.moment.What)}
+		p.parent.picked++
+		g.aimAtMoment(&child, p.moment, true)
+		g.made[t] = m
+		return child
 	}
 	r := g.rng.Float64()
 	switch {
@@ -200,16 +236,47 @@ func (g *guided) observe(t int, o *observation) int {
 			g.ops.reward(op, fresh > 0)
 		}
 		if m.aim >= 0 {
-			g.aims.reward(m.aim, fresh > 0)
+			g.kinds.reward(m.aim, fresh > 0)
 		}
 		if fresh > 0 {
 			m.parent.found++
 		}
 	}
 	if fresh > 0 {
-		g.corpus.add(&entry{run: o.run, sched: o.sched, fresh: fresh, features: len(o.features), novel: novel, moments: o.moments})
+		e := &entry{run: o.run, sched: o.sched, fresh: fresh, features: len(o.features), novel: novel, moments: o.moments}
+		g.corpus.add(e)
+		g.plan(e)
 	}
 	return fresh
+}
+
+// plan plans the aims of a new entry: at its rarest messages' first
+// deliveries, and at moments of other kinds, drawn, within its bound.
+func (g *guided) plan(e *entry) {
+	var messages, others []Moment
+	for _, mo := range e.moments {
+		if mo.At >= g.d.duration-time.Microsecond || !slices.Contains(g.d.v.Triggers, mo.What) {
+			continue
+		}
+		if mo.What == scenario.TriggerMessage {
+			messages = append(messages, mo)
+		} else {
+			others = append(others, mo)
+		}
+	}
+	var picks []Moment
+	picks = append(picks, messages[:min(len(messages), aimsPerEntry/2)]...)
+	for len(picks) < aimsPerEntry && len(others) > 0 {
+		i := g.rng.IntN(len(others))
+		picks = append(picks, others[i])
+		others = slices.Delete(others, i, i+1)
+	}
+	for _, mo := range picks {
+		g.aims = append(g.aims, planned{parent: e, moment: mo})
+	}
+	if len(g.aims) > maxPlanned {
+		g.aims = g.aims[len(g.aims)-maxPlanned:]
+	}
 }
 
 // splice joins the first faults of a and the last of b, within the
@@ -322,18 +389,14 @@ func (g *guided) one(s *Schedule) *scenario.Fault {
 	return &s.Faults[g.rng.IntN(len(s.Faults))]
 }
 
-// aim aims a fault of s (a new one, or one it has) at a moment of the
-// parent's run: the kind of moment chosen by a bandit that favours the
-// kinds whose aims showed something new (the policy: which moment pays
-// off), the moment at random among that kind's. With a time, the fault
-// starts at the moment, just before or just after it; with a trigger, it
-// is armed just before the moment, and may name the node and value the
-// moment had, so that on the simulator, whose run with the same seed is
-// the same up to there, it fires at that very event.
+// aim aims a fault of s at a moment of the parent's run: the kind of
+// moment chosen by a bandit that favours the kinds whose aims showed
+// something new (the policy: which moment pays off), the moment at random
+// among that kind's (see aimAtMoment).
 func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 	byKind := map[scenario.Trigger][]Moment{}
 	for _, mo := range parent.moments {
-		if mo.At < g.d.duration-time.Microsecond && (mo.What == scenario.TriggerInFlight || slices.Contains(g.d.v.Triggers, mo.What)) {
+		if mo.At < g.d.duration-time.Microsecond && slices.Contains(g.d.v.Triggers, mo.What) {
 			byKind[mo.What] = append(byKind[mo.What], mo)
 		}
 	}
@@ -344,42 +407,76 @@ func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 	for i, t := range scenario.Triggers {
 		allowed[i] = len(byKind[t]) > 0
 	}
-	k := g.aims.chooseAmong(g.rng, allowed)
+	k := g.kinds.chooseAmong(g.rng, allowed)
 	if k < 0 {
 		return false
 	}
 	kind := scenario.Triggers[k]
-	mo := byKind[kind][g.rng.IntN(len(byKind[kind]))]
+	g.aimAtMoment(s, byKind[kind][g.rng.IntN(len(byKind[kind]))], false)
+	m.aim = k
+	return true
+}
+
+// aimAtMoment aims a fault of s (a new one, or one it has) at mo. With a
+// time, the fault starts at the moment, just before or just after it;
+// with a trigger, it is armed just before the moment, and may name the
+// node and value the moment had, so that on the simulator, whose run with
+// the same seed is the same up to there, it fires at that very event. A
+// planned aim adds a fault, hits the moment's node and starts just
+// before the moment.
+func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 	var f *scenario.Fault
-	if len(s.Faults) < g.d.v.MaxFaults && (len(s.Faults) == 0 || g.rng.IntN(2) == 0) {
+	if len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0) {
 		s.Faults = append(s.Faults, g.d.fault(g.rng))
 		f = &s.Faults[len(s.Faults)-1]
 	} else {
 		f = g.one(s)
 	}
-	when := kind.When()
-	if when == nil || !slices.Contains(g.d.v.Triggers, kind) || g.rng.IntN(3) == 0 {
-		// At the moment's time: at it, or a little before or after.
+	if mo.Node != "" && (planned || g.rng.IntN(2) == 0) {
+		g.aimAt(f, mo.Node)
+	}
+	if planned {
+		f.When = nil
+		f.At = dur(g.clamp(mo.At - round(logUniform(g.rng, time.Microsecond, time.Millisecond))))
+		return
+	}
+	when := mo.What.When()
+	if when == nil || !slices.Contains(g.d.v.Triggers, mo.What) || g.rng.IntN(3) == 0 {
 		f.When = nil
 		at := mo.At
 		if g.rng.IntN(3) != 0 {
 			at += g.nudge()
 		}
 		f.At = dur(g.clamp(at))
-	} else {
-		if g.rng.IntN(2) == 0 {
-			switch kind {
-			case scenario.TriggerLeader:
-				when.Node, when.Value = mo.Node, mo.Value
-			case scenario.TriggerParticipant, scenario.TriggerStart, scenario.TriggerCrash:
-				when.Node = mo.Node
-			}
-		}
-		f.When = when
-		f.At = dur(g.clamp(mo.At - time.Microsecond))
+		return
 	}
-	m.aim = k
-	return true
+	if g.rng.IntN(2) == 0 && slices.Contains(g.d.nodes, mo.Node) {
+		switch mo.What {
+		case scenario.TriggerLeader:
+			when.Node, when.Value = mo.Node, mo.Value
+		case scenario.TriggerParticipant, scenario.TriggerStart, scenario.TriggerCrash:
+			when.Node = mo.Node
+		}
+	}
+	f.When = when
+	f.At = dur(g.clamp(mo.At - time.Microsecond))
+}
+
+// aimAt makes f hit node, the node of a moment (a message's receiver, the
+// node whose belief changed), when the vocabulary lets a fault hit any one
+// node (a pick of one, or the node named) and f's kind takes a node.
+func (g *guided) aimAt(f *scenario.Fault, node string) {
+	v := g.d.v
+	if !slices.Contains(g.d.nodes, node) { // a client's process
+		return
+	}
+	if !slices.Contains(v.Targets, node) && !slices.Contains(v.Targets, string(nemesis.One)) && !slices.Contains(v.Targets, string(nemesis.Random)) {
+		return
+	}
+	if f.Kind == string(nemesis.Partition) && f.Shape != string(nemesis.Isolate) {
+		return
+	}
+	f.Target = scenario.Target{Names: []string{node}, Set: true}
 }
 
 // nudge is a small shift in time, either way: from a microsecond to tens

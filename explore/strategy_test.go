@@ -69,7 +69,7 @@ func someMoments(sc *scenario.Scenario) []Moment {
 	var out []Moment
 	for i, tr := range scenario.Triggers {
 		at := sc.Duration.D * time.Duration(i+1) / time.Duration(len(scenario.Triggers)+1)
-		out = append(out, Moment{At: at, What: tr, Node: "n1", Value: "n1"})
+		out = append(out, Moment{At: at, What: tr, Node: "n1", Value: "n1"}, Moment{At: at + 1, What: tr, Node: "c1", Value: "read"})
 	}
 	return out
 }

@@ -32,8 +32,10 @@ type Explore struct {
 	// "leader" (a node's belief in a leader changes), "participant" (a
 	// node joins an election), "acquire" (the lock is granted), "release"
 	// (it is released), "start" (a node process comes up, after a
-	// restart), "crash" (a node process is killed) and "in-flight" (a time
-	// at which a client's operation was under way in an earlier run).
+	// restart), "crash" (a node process is killed), "in-flight" (a time
+	// at which a client's operation was under way in an earlier run) and
+	// "message" (a time at which a message reached a node in an earlier
+	// run; protocol nodes only).
 	Triggers []string `toml:"triggers"`
 	// MaxFaults is the most faults a schedule holds, and so the most in
 	// force at once (each fault occurs once).
@@ -65,13 +67,15 @@ const (
 	TriggerStart       Trigger = "start"
 	TriggerCrash       Trigger = "crash"
 	TriggerInFlight    Trigger = "in-flight"
+	TriggerMessage     Trigger = "message"
 )
 
 // Triggers lists the vocabulary's triggers.
-var Triggers = []Trigger{TriggerTime, TriggerLeader, TriggerParticipant, TriggerAcquire, TriggerRelease, TriggerStart, TriggerCrash, TriggerInFlight}
+var Triggers = []Trigger{TriggerTime, TriggerLeader, TriggerParticipant, TriggerAcquire, TriggerRelease, TriggerStart, TriggerCrash, TriggerInFlight, TriggerMessage}
 
 // When is the trigger of a fault that t starts, nil for a time (and for
-// in-flight, which is a time too: one taken from an earlier run).
+// in-flight and message, which are times too: ones taken from an earlier
+// run).
 func (t Trigger) When() *When {
 	switch t {
 	case TriggerLeader:
@@ -172,8 +176,9 @@ func (s *Scenario) Vocabulary() Vocabulary {
 // partitions, loss, delay and (state machines) clock rates; a node program
 // of one's own the same but clocks. Every scenario may be hit at a time or
 // at a change of leader; a built-in election also when a node joins an
-// election, a lock when it is granted or released, and a workload with
-// clients while an operation is under way.
+// election, a lock when it is granted or released, a workload with
+// clients while an operation is under way, and protocol nodes as a
+// message reaches one.
 func (s *Scenario) defaultVocabulary() Vocabulary {
 	d := s.Duration.D
 	v := Vocabulary{
@@ -207,6 +212,9 @@ func (s *Scenario) defaultVocabulary() Vocabulary {
 	}
 	if s.hasClients() {
 		v.Triggers = append(v.Triggers, TriggerInFlight)
+	}
+	if s.Server == nil && s.RecordMessages() {
+		v.Triggers = append(v.Triggers, TriggerMessage)
 	}
 	return v
 }
@@ -295,6 +303,10 @@ func (s *Scenario) validateExplore() error {
 			return s.errorf("explore.triggers", "%q watches the lock: it needs a mutex workload, not %q", t, s.Workload.Kind)
 		case tr == TriggerInFlight && !s.hasClients():
 			return s.errorf("explore.triggers", "\"in-flight\" aims at client operations under way: this scenario's workload (%q) has no clients", s.Workload.Kind)
+		case tr == TriggerMessage && s.Server != nil:
+			return s.errorf("explore.triggers", "\"message\" aims at messages between protocol nodes: real servers' byte streams have none")
+		case tr == TriggerMessage && !s.RecordMessages():
+			return s.errorf("explore.triggers", "\"message\" aims at the messages a history records: set [history] messages = true, or leave it out")
 		}
 	}
 	if e.Triggers != nil && len(e.Triggers) == 0 {

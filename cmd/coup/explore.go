@@ -26,7 +26,7 @@ import (
 const exploreUsage = `usage: coup explore [flags] FILE
   coup explore FILE [--runs N | --time D] [--strategy random|guided] [--seed S]
       [--driver sim|processes|servers] [--shard k/n [--lanes L]] [--workers N]
-      [--out RESULTS.jsonl] [--store DIR] [--corpus DIR] [--junit FILE] [--quiet]
+      [--out RESULTS.jsonl] [--store DIR] [--corpus DIR] [--junit FILE] [--quiet] [--first]
                                      explore the scenario's vocabulary ([explore], or its
                                      kind's defaults): run schedules nobody wrote until the
                                      budget is spent, judge each, keep each failure whole
@@ -71,6 +71,7 @@ type exploreFlags struct {
 	junit    string
 	quiet    bool
 	keep     bool
+	first    bool
 }
 
 func exploreCmd(args []string) int {
@@ -96,6 +97,7 @@ func exploreCmd(args []string) int {
 	fs.StringVar(&f.corpus, "corpus", "", "keep the guided corpus as scenario files in this `folder` (default STORE/<scenario>/corpus)")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML `file`: one test case per kind of failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line, no line per new kind of failure: the summary only")
+	fs.BoolVar(&f.first, "first", false, "end the campaign at its first run not as expected")
 	fs.BoolVar(&f.keep, "keep-passing", false, "keep the store folders of runs as expected too")
 	files, code, ok := parseArgs(fs, exploreUsage, args)
 	if !ok {
@@ -195,8 +197,8 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 	camp := explore.Campaign{
 		Scenario: sc, Runner: runner, Strategy: f.strategy, Seed: f.seed,
 		Runs: f.runs, Time: f.time, Lanes: f.lanes, Shard: shard, Shards: shards, Workers: f.workers,
-		KeepPassing: f.keep,
-		Header:      explore.CampaignHeader{File: sc.File, SHA256: hex.EncodeToString(sum[:]), Scenario: sc.Name, Build: build()},
+		KeepPassing: f.keep, First: f.first,
+		Header: explore.CampaignHeader{File: sc.File, SHA256: hex.EncodeToString(sum[:]), Scenario: sc.Name, Build: build()},
 	}
 	if f.strategy == explore.Guided {
 		camp.CorpusDir = f.corpus
@@ -322,8 +324,12 @@ func vocabularyLine(v scenario.Vocabulary) string {
 	for _, t := range v.Triggers {
 		triggers = append(triggers, string(t))
 	}
-	return fmt.Sprintf("%s · targets %s · on %s · up to %d faults, each for %s–%s",
-		strings.Join(kinds, ", "), strings.Join(v.Targets, ", "), strings.Join(triggers, ", "), v.MaxFaults, v.For[0], v.For[1])
+	faults := "faults"
+	if v.MaxFaults == 1 {
+		faults = "fault"
+	}
+	return fmt.Sprintf("%s · targets %s · on %s · up to %d %s, each for %s–%s",
+		strings.Join(kinds, ", "), strings.Join(v.Targets, ", "), strings.Join(triggers, ", "), v.MaxFaults, faults, v.For[0], v.For[1])
 }
 
 // progressTenth is how many tenths of its budget a campaign has spent.
