@@ -57,7 +57,7 @@ func TestExploreDefaults(t *testing.T) {
 	}{
 		{"built-in election", "algorithm = \"bully\"\nnodes = 3\n",
 			[]nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Clock},
-			[]Trigger{TriggerTime, TriggerLeader, TriggerParticipant}, []Trigger{TriggerAcquire, TriggerInFlight}, false, false},
+			[]Trigger{TriggerTime, TriggerLeader, TriggerParticipant, TriggerMessage}, []Trigger{TriggerAcquire, TriggerInFlight}, false, false},
 		{"built-in mutex", "algorithm = \"centralised\"\nnodes = 3\n",
 			nil, []Trigger{TriggerAcquire, TriggerRelease, TriggerInFlight}, []Trigger{TriggerParticipant}, false, false},
 		{"node of one's own", "command = [\"./mynode\"]\nnodes = 3\n",
@@ -65,7 +65,7 @@ func TestExploreDefaults(t *testing.T) {
 			[]Trigger{TriggerTime, TriggerLeader}, []Trigger{TriggerParticipant, TriggerInFlight}, false, false},
 		{"real servers", "nodes = 3\n[server]\npreset = \"etcd\"\nclient = \"etcd\"\nclient_processes = true\n[workload]\nkind = \"mutex\"\nclients = 2\n",
 			[]nemesis.Kind{nemesis.Partition, nemesis.Pause, nemesis.Crash},
-			[]Trigger{TriggerAcquire, TriggerInFlight}, []Trigger{TriggerParticipant}, true, true},
+			[]Trigger{TriggerAcquire, TriggerInFlight}, []Trigger{TriggerParticipant, TriggerMessage}, true, true},
 	}
 	for _, tt := range tests {
 		s, err := Parse("d.toml", tt.src)
@@ -144,6 +144,24 @@ func TestBadExplore(t *testing.T) {
 				t.Errorf("got %q (line %d, field %q), want line %d, field %q, message with %q", e, e.Line, e.Field, tt.line, tt.field, tt.msg)
 			}
 		})
+	}
+}
+
+// Messages are moments only where the history records them.
+func TestExploreMessageTrigger(t *testing.T) {
+	src := strings.Replace(explorable, `recovery = "500ms"`, "recovery = \"500ms\"\nhistory = { messages = false }", 1)
+	src = strings.Replace(src, `triggers = ["time", "participant"]`, `triggers = ["message"]`, 1)
+	_, err := Parse("m.toml", src)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 11 || e.Field != "explore.triggers" || !strings.Contains(e.Msg, "set [history] messages = true") {
+		t.Errorf("got %v", err)
+	}
+	s, err := Parse("m.toml", strings.Replace(src, `triggers = ["message"]`, "", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(s.Vocabulary().Triggers, TriggerMessage) {
+		t.Error("message among the default triggers of a history without messages")
 	}
 }
 
