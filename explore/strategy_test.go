@@ -38,7 +38,8 @@ func TestNoDriverDependency(t *testing.T) {
 func TestSchedulesAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/*.toml")
 	sims, _ := filepath.Glob("../scenarios/sim/*.toml")
-	files = append(files, sims...)
+	explored, _ := filepath.Glob("../scenarios/explore/*.toml")
+	files = append(append(files, sims...), explored...)
 	if len(files) < 10 {
 		t.Fatalf("%d scenarios", len(files))
 	}
