@@ -277,9 +277,10 @@ issue:
 			for ; l.applied <= t-W; l.applied++ {
 				o := l.observed[l.applied]
 				delete(l.observed, l.applied)
-				if o != nil {
-					l.st.observe(l.applied, o)
+				if o == nil {
+					o = &observation{run: -1} // a run that could not be carried out showed nothing
 				}
+				l.st.observe(l.applied, o)
 			}
 			s := &slot{lane: l, t: t, i: i, sched: l.st.next(t, i), done: make(chan struct{})}
 			s.sc, s.err = s.sched.Scenario(c.cfg.Scenario)
