@@ -399,7 +399,7 @@ func (s *Scenario) validateServer() error {
 	}
 	for raw, role := range sv.Roles {
 		if !slices.Contains([]string{RoleLeader, RoleFollower, RoleNone}, role) {
-			return s.errorf("server.roles."+raw, "unknown role %q (known: leader, follower, none)", role)
+			return s.errorf(keyPath("server.roles", raw), "unknown role %q (known: leader, follower, none)", role)
 		}
 	}
 	if len(sv.Log) == 0 && len(sv.Poll) == 0 {
@@ -550,18 +550,26 @@ func (s *Scenario) parseTemplates() error {
 	if len(sv.Adapter) > 0 && sv.Adapter[0] == "" {
 		return s.errorf("server.adapter", "the program is empty: give the adapter's program and its arguments")
 	}
-	for name, text := range sv.Files {
-		if name == "" || strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") {
-			return s.errorf("server.files."+name, "a file's path must stay inside the node's folder")
+	for _, name := range sortedKeys(sv.Files) {
+		at := keyPath("server.files", name)
+		if msg := fileKeyProblem(name); msg != "" {
+			return s.errorf(at, "not a file inside the node's folder: %s", msg)
 		}
-		tt, err := parse("server.files."+name, text)
+		tt, err := parse(at, sv.Files[name])
 		if err != nil {
 			return err
 		}
 		t.files[name] = tt
 	}
-	for name, text := range sv.Env {
-		tt, err := parse("server.env."+name, text)
+	for _, name := range sortedKeys(sv.Env) {
+		at := keyPath("server.env", name)
+		if msg := envKeyProblem(name); msg != "" {
+			return s.errorf(at, "not a variable's name: %s", msg)
+		}
+		if strings.ContainsRune(sv.Env[name], 0) {
+			return s.errorf(at, "a variable's value may not hold a NUL")
+		}
+		tt, err := parse(at, sv.Env[name])
 		if err != nil {
 			return err
 		}

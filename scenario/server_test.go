@@ -115,7 +115,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"holder crashed", `peer = ["peer"]`, "peer = [\"peer\"]\nadapter = [\"./a\"]\n[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat = \"1s\"\n[workload]\nkind = \"mutex\"", "faults[0].target", "only a pause"},
 		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"redis\"", "server.client", "unknown client"},
 		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for a client"},
-		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", "server.files.../x", "inside the node's folder"},
+		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", `server.files."../x"`, "inside the node's folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,5 +138,78 @@ func TestBadServerScenarios(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Field != "faults[0].cut" {
 		t.Errorf("cut on protocol nodes: %v, want an error on faults[0].cut", err)
+	}
+}
+
+// badKey parses src and wants an error on field at line.
+func badKey(t *testing.T, file, src, field string, line int, msg string) {
+	t.Helper()
+	_, err := Parse(file, src)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want a *scenario.Error", err)
+	}
+	if e.Field != field || e.Line != line || !strings.Contains(e.Msg, msg) {
+		t.Errorf("got %s:%d: %s: %s, want line %d, %s: …%s…", e.File, e.Line, e.Field, e.Msg, line, field, msg)
+	}
+}
+
+// A key of [server.files] must be a plain path of a file inside the
+// node's folder: every other is refused, named as TOML writes it, at its
+// line, before anything runs.
+func TestServerFileKeys(t *testing.T) {
+	tests := []struct{ key, field, msg string }{
+		{`""`, `server.files.""`, "empty path"},
+		{`"."`, `server.files."."`, "the node's folder itself"},
+		{`".."`, `server.files.".."`, "outside it"},
+		{`"/etc/passwd"`, `server.files."/etc/passwd"`, "absolute"},
+		{`"a/../../b"`, `server.files."a/../../b"`, `".."`},
+		{`"a/./b"`, `server.files."a/./b"`, `"."`},
+		{`"a//b"`, `server.files."a//b"`, "empty part"},
+		{`"conf/"`, `server.files."conf/"`, "a folder"},
+		{`"data"`, `server.files.data`, "data folder"},
+		{`"a\u0000b"`, `server.files."a\u0000b"`, "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			src := goodServer + "\n[server.files]\n\"ok.cfg\" = \"x\"\n" + tt.key + " = \"y\"\n"
+			line := strings.Count(goodServer, "\n") + 4
+			badKey(t, "svc.toml", src, tt.field, line, tt.msg)
+		})
+	}
+	// Plain paths, nested ones included, are written.
+	s, err := Parse("svc.toml", goodServer+"\n[server.files]\n\"zoo.cfg\" = \"x\"\n\"conf/a.b\" = \"y\"\n\"data/myid\" = \"1\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Server.Render(SampleServerNodes(s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 3 || r.Files["conf/a.b"] != "y" {
+		t.Errorf("files %v, want zoo.cfg, conf/a.b and data/myid", r.Files)
+	}
+}
+
+// A key of [server.env] must be a variable's name: not empty, no '=' (it
+// would end the name) and no NUL; a value holds no NUL either.
+func TestServerEnvKeys(t *testing.T) {
+	line := strings.Count(goodServer, "\n") + 4
+	for _, tt := range []struct{ kv, field, msg string }{
+		{`"" = "x"`, `server.env.""`, "empty name"},
+		{`"A=B" = "x"`, `server.env."A=B"`, "'='"},
+		{`"A\u0000" = "x"`, `server.env."A\u0000"`, "NUL"},
+		{`B = "x\u0000y"`, `server.env.B`, "value may not hold a NUL"},
+	} {
+		t.Run(tt.field, func(t *testing.T) {
+			badKey(t, "svc.toml", goodServer+"\n[server.env]\nOK = \"1\"\n"+tt.kv+"\n", tt.field, line, tt.msg)
+		})
+	}
+	s, err := Parse("svc.toml", goodServer+"\n[server.env]\nOK = \"{{.ID}}\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Server.Render(SampleServerNodes(s)[1]); r.Env["OK"] != "n2" {
+		t.Errorf("env %v, want OK=n2", r.Env)
 	}
 }
