@@ -2,6 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -211,5 +215,150 @@ func TestServerEnvKeys(t *testing.T) {
 	}
 	if r, _ := s.Server.Render(SampleServerNodes(s)[1]); r.Env["OK"] != "n2" {
 		t.Errorf("env %v, want OK=n2", r.Env)
+	}
+}
+
+// A preset is adapted by keys, without copying its command: another
+// program, arguments added at the end (etcd) or where the preset says
+// (ZooKeeper: before the main class, with the JVM's flags), the server's
+// own timeouts written where it reads them, and files added to the
+// preset's.
+func TestServerPresetAdapted(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("etcd.toml", `nodes = 3
+[server]
+preset = "etcd"
+program = "`+exe+`"
+extra_args = ["--pre-vote", "--name-again={{.ID}}"]
+election_timeout = "1500ms"
+heartbeat_every = "150ms"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Server.Render(SampleServerNodes(s)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := r.Command
+	if cmd[0] != exe || cmd[1] != "--name" || !slices.Equal(cmd[len(cmd)-2:], []string{"--pre-vote", "--name-again=n2"}) {
+		t.Errorf("etcd's command %q, want the program first and the extra arguments last", cmd)
+	}
+	if j := strings.Join(cmd, " "); !strings.Contains(j, "--election-timeout 1500 --heartbeat-interval 150 ") {
+		t.Errorf("etcd's command %q, want its timeouts in milliseconds", cmd)
+	}
+	// The preset's own values when the scenario gives none: etcd's defaults.
+	s, err = Parse("etcd.toml", "nodes = 3\n[server]\npreset = \"etcd\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = s.Server.Render(SampleServerNodes(s)[0])
+	if j := strings.Join(r.Command, " "); !strings.Contains(j, "--election-timeout 1000 --heartbeat-interval 100 ") || r.Command[0] != "etcd" {
+		t.Errorf("etcd's default command %q", r.Command)
+	}
+
+	s, err = Parse("zk.toml", `nodes = 3
+[server]
+preset = "zookeeper"
+extra_args = ["-Dzookeeper.leaderServes=no"]
+tick = "250ms"
+[server.files]
+"conf/extra.cfg" = "x"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = s.Server.Render(SampleServerNodes(s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := slices.Index(r.Command, "org.apache.zookeeper.server.quorum.QuorumPeerMain")
+	if main < 1 || r.Command[main-1] != "-Dzookeeper.leaderServes=no" || !strings.HasSuffix(r.Command[len(r.Command)-1], "/zoo.cfg") {
+		t.Errorf("ZooKeeper's command %q, want the flag just before the main class and zoo.cfg last", r.Command)
+	}
+	if !strings.Contains(r.Files["zoo.cfg"], "tickTime=250\n") || r.Files["data/myid"] != "1\n" || r.Files["conf/extra.cfg"] != "x" {
+		t.Errorf("ZooKeeper's files %q, want the preset's, with tickTime=250, and the scenario's", r.Files)
+	}
+	// Encoded and read back, the scenario says the same.
+	back, err := Parse("zk.toml", string(s.Encode("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2, _ := back.Server.Render(SampleServerNodes(back)[0]); !slices.Equal(r2.Command, r.Command) || !maps.Equal(r2.Files, r.Files) {
+		t.Errorf("encoded and read back: %q %q, want %q %q", r2.Command, r2.Files, r.Command, r.Files)
+	}
+}
+
+// A program given as a path is taken from the scenario's folder, and
+// must be there, a file, and executable.
+func TestServerProgram(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "bin", "folder"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "my-etcd"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "plain"), []byte("x"), 0o644)
+	file := filepath.Join(dir, "etcd.toml")
+	src := func(program string) string {
+		return "nodes = 3\n[server]\npreset = \"etcd\"\nprogram = \"" + program + "\"\n"
+	}
+	s, err := Parse(file, src("bin/my-etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Server.Render(SampleServerNodes(s)[0]); r.Command[0] != filepath.Join(dir, "bin", "my-etcd") {
+		t.Errorf("program %q, want it from the scenario's folder", r.Command[0])
+	}
+	for _, tt := range []struct{ program, msg string }{
+		{"bin/nothing", "does not exist"},
+		{"/nonexistent/etcd", "does not exist"},
+		{"bin/folder", "is a folder"},
+		{"bin/plain", "not executable"},
+		{"no-such-program-coup", "not found on PATH"},
+	} {
+		t.Run(tt.program, func(t *testing.T) { badKey(t, file, src(tt.program), "server.program", 4, tt.msg) })
+	}
+}
+
+// Bad adaptations are refused with the key and its line.
+func TestServerBadAdaptations(t *testing.T) {
+	etcd := "nodes = 3\n[server]\npreset = \"etcd\"\n"
+	zk := "nodes = 3\n[server]\npreset = \"zookeeper\"\n"
+	tests := []struct {
+		name, src, field string
+		line             int
+		msg              string
+	}{
+		{"extra args not a list", etcd + "extra_args = \"--pre-vote\"\n", "server.extra_args", 4, "list of strings"},
+		{"extra args not strings", etcd + "extra_args = [\"--pre-vote\", 3]\n", "server.extra_args", 4, "list of strings"},
+		{"bad extra arg template", etcd + "extra_args = [\"--pre-vote\", \"{{.Nope}}\"]\n", "server.extra_args[1]", 4, "Nope"},
+		{"extra args before nothing", etcd + "extra_args_before = \"--nope\"\n", "server.extra_args_before", 4, "not an element of the command"},
+		{"extra args before the program", etcd + "extra_args_before = \"etcd\"\n", "server.extra_args_before", 4, "is the program"},
+		{"tick on etcd", etcd + "tick = \"1s\"\n", "server.tick", 4, "its timeouts are election_timeout and heartbeat_every"},
+		{"election timeout on ZooKeeper", zk + "election_timeout = \"1s\"\n", "server.election_timeout", 4, "its timeouts are tick"},
+		{"timeout on a description without any", strings.Replace(goodServer, "peer = [\"peer\"]\n", "peer = [\"peer\"]\ntick = \"1s\"\n", 1), "server.tick", 8, "no timeouts of its own"},
+		{"bad timeout", etcd + "heartbeat_every = \"fast\"\n", "server.heartbeat_every", 4, "bad duration"},
+		{"zero timeout", etcd + "heartbeat_every = \"0s\"\n", "server.heartbeat_every", 4, "more than zero"},
+		{"sub-millisecond timeout", zk + "tick = \"500500us\"\n", "server.tick", 4, "whole number of milliseconds"},
+		{"etcd heartbeat too long", etcd + "heartbeat_every = \"300ms\"\n", "server.heartbeat_every", 4, "under 5 heartbeats"},
+		{"etcd election timeout too short", etcd + "heartbeat_every = \"300ms\"\nelection_timeout = \"1s\"\n", "server.election_timeout", 5, "under 5 heartbeats"},
+		{"etcd election timeout too long", etcd + "election_timeout = \"51s\"\n", "server.election_timeout", 4, "over 50s"},
+		{"ZooKeeper session under 2 ticks", zk + "tick = \"2s\"\n[workload]\nkind = \"mutex\"\n", "server.tick", 4, "2 to 20 ticks"},
+		{"ZooKeeper session over 20 ticks", zk + "tick = \"100ms\"\nlock_ttl = \"3s\"\n[workload]\nkind = \"mutex\"\n", "server.lock_ttl", 5, "2 to 20 ticks"},
+		{"template writes an unset timeout", strings.Replace(goodServer, `"--id", "{{.ID}}"`, `"--id", "{{.ID}}", "--tick={{.Tick.Ms}}"`, 1), "server.command[3]", 5, "sets no tick"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { badKey(t, "svc.toml", tt.src, tt.field, tt.line, tt.msg) })
+	}
+	// The same keys within what the server takes are accepted.
+	for _, src := range []string{
+		etcd + "heartbeat_every = \"300ms\"\nelection_timeout = \"1500ms\"\n",
+		zk + "tick = \"2s\"\nlock_ttl = \"4s\"\n[workload]\nkind = \"mutex\"\n",
+		strings.Replace(strings.Replace(goodServer, `"--id", "{{.ID}}"`, `"--id", "{{.ID}}", "--tick={{.Tick.Ms}}"`, 1), "peer = [\"peer\"]\n", "peer = [\"peer\"]\ntick = \"1s\"\n", 1),
+	} {
+		if _, err := Parse("svc.toml", src); err != nil {
+			t.Errorf("%v, for\n%s", err, src)
+		}
 	}
 }
