@@ -107,8 +107,13 @@ heartbeat_every = "150ms"`)
 
 // ZooKeeper's preset, adapted by a JVM flag that ZooKeeper logs (which
 // must come before the main class, where the JVM reads it) and another
-// tick: the flag reaches ZooKeeper, which says so in its log, and the
-// tick is its tickTime.
+// tick, in one run (an ensemble takes seconds):
+//   - the flag reaches ZooKeeper, which says so in its log, and the tick
+//     is its tickTime;
+//   - the run leaves nothing in /tmp: no JVM performance data file
+//     (/tmp/hsperfdata_USER/PID, where HotSpot puts it whatever TMPDIR
+//     says) for any of its servers' pids, although coup ends them with
+//     SIGKILL, which leaves the file of a JVM that keeps one.
 func TestZooKeeperPreset(t *testing.T) {
 	needsServer(t, "zookeeper")
 	dir := runPreset(t, "zookeeper", `extra_args = ["-Dzookeeper.closeSessionTxn.enabled=false"]
@@ -122,6 +127,17 @@ tick = "400ms"`)
 			for _, want := range []string{"zookeeper.closeSessionTxn.enabled = false", "tickTime set to 400", "minSessionTimeout set to 800"} {
 				if !strings.Contains(log, want) {
 					t.Errorf("%s.log does not say %q", n, want)
+				}
+			}
+		}
+	})
+	t.Run("leaves-no-perf-data", func(t *testing.T) {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			pids, _, _ := started(t, dir, n)
+			for _, pid := range pids {
+				left, _ := filepath.Glob(filepath.Join("/tmp", "hsperfdata_*", strconv.Itoa(pid)))
+				if len(left) > 0 {
+					t.Errorf("%s (pid %d) left %s behind", n, pid, strings.Join(left, ", "))
 				}
 			}
 		}
