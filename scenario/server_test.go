@@ -362,3 +362,26 @@ func TestServerBadAdaptations(t *testing.T) {
 		}
 	}
 }
+
+// The catalogue's pre-vote scenario adapts etcd's preset by extra_args
+// alone: every member's command is the preset's, with --pre-vote last.
+func TestCataloguePreVote(t *testing.T) {
+	s, err := Load("../scenarios/etcd-leader-isolated-pre-vote.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Parse("etcd.toml", "nodes = 3\n[server]\npreset = \"etcd\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range SampleServerNodes(s) {
+		r, err := s.Server.Render(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := plain.Server.Render(SampleServerNodes(plain)[i])
+		if want := append(p.Command, "--pre-vote"); !slices.Equal(r.Command, want) {
+			t.Errorf("%s's command %q, want the preset's with --pre-vote last", n.ID, r.Command)
+		}
+	}
+}
