@@ -64,11 +64,12 @@ func (s *Scenario) validateAdaptations() error {
 }
 
 // resolveProgram finds the program: a path is taken from the scenario's
-// folder; a bare name, from the scenario's folder when a file of that
-// name is there (as a node's command is), else from PATH.
+// folder, and made absolute (in what Encode writes too, so that the
+// scenario reads the same from anywhere); a bare name, from the
+// scenario's folder when a file of that name is there (as a node's
+// command is), else from PATH.
 func (s *Scenario) resolveProgram() error {
 	sv := s.Server
-	sv.program = ""
 	if sv.Program == "" {
 		return nil
 	}
@@ -83,7 +84,6 @@ func (s *Scenario) resolveProgram() error {
 		} else if _, err := exec.LookPath(prog); err != nil {
 			return s.errorf("server.program", "%q is not found on PATH (%s) nor in the scenario's folder: give its path, or install it", prog, os.Getenv("PATH"))
 		} else {
-			sv.program = prog
 			return nil
 		}
 	}
@@ -101,7 +101,8 @@ func (s *Scenario) resolveProgram() error {
 	case st.Mode()&0o111 == 0:
 		return s.errorf("server.program", "%q is not executable (%s)", sv.Program, st.Mode())
 	}
-	sv.program = prog
+	sv.Program = prog
+	s.written.Program = prog
 	return nil
 }
 

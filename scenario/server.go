@@ -30,7 +30,7 @@ type Server struct {
 	// Program runs in place of the command's first element: a path
 	// (relative to the scenario's folder) or a name found on PATH, so that
 	// a preset runs another build of its server. It must exist when the
-	// scenario is read.
+	// scenario is read, and a path is made absolute then.
 	Program string `toml:"program"`
 	// ExtraArgs are arguments (templates) added to the command: at its
 	// end, or before ExtraArgsBefore.
@@ -121,8 +121,6 @@ type Server struct {
 	Adapter []string `toml:"adapter"`
 
 	tmpl serverTemplates
-	// program is Program, resolved: absolute when given as a path.
-	program string
 	// extraAt is where ExtraArgs go in the command: before its element
 	// of that index, or at its end when 0 (nothing goes before the
 	// program).
@@ -318,8 +316,8 @@ func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sv.program != "" {
-		r.Command[0] = sv.program
+	if sv.Program != "" {
+		r.Command[0] = sv.Program
 	}
 	at := len(r.Command)
 	if sv.extraAt > 0 {

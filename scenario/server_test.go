@@ -310,6 +310,14 @@ func TestServerProgram(t *testing.T) {
 	if r, _ := s.Server.Render(SampleServerNodes(s)[0]); r.Command[0] != filepath.Join(dir, "bin", "my-etcd") {
 		t.Errorf("program %q, want it from the scenario's folder", r.Command[0])
 	}
+	// Written elsewhere (a shrunk scenario), it names the same program.
+	back, err := Parse(filepath.Join(t.TempDir(), "shrunk.toml"), string(s.Encode("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Server.Program != filepath.Join(dir, "bin", "my-etcd") {
+		t.Errorf("encoded and read from another folder, program %q", back.Server.Program)
+	}
 	for _, tt := range []struct{ program, msg string }{
 		{"bin/nothing", "does not exist"},
 		{"/nonexistent/etcd", "does not exist"},
