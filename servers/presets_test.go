@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coupharness/coup/internal/needs"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -22,16 +23,11 @@ func needsServer(t *testing.T, preset string) {
 	t.Helper()
 	switch preset {
 	case "etcd":
-		if _, err := exec.LookPath("etcd"); err != nil {
-			t.Skip("etcd is not installed (apt-get install etcd-server)")
-		}
+		needs.Program(t, "etcd", "etcd-server")
 	case "zookeeper":
-		if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
-			t.Skip("ZooKeeper is not installed (apt-get install zookeeper)")
-		}
-		if _, err := exec.LookPath("java"); err != nil {
-			t.Skip("java is not installed (apt-get install zookeeper installs it)")
-		}
+		needs.File(t, "/usr/share/java/zookeeper.jar", "zookeeper")
+		needs.File(t, "/usr/share/java/slf4j-simple.jar", "libslf4j-java")
+		needs.Program(t, "java", "zookeeper")
 	}
 }
 
