@@ -38,6 +38,15 @@
 // the node is up. Nothing the nemesis plans lies at or after the duration:
 // past it, what was due is carried out late, then the heal.
 //
+// One clock: the run's zero is the origin of the history's times, and of
+// every time a run shows. The lifecycle's progress lines are stamped on
+// it (a nemesis action's with its event's time as recorded, since a
+// restart returns later), and the real drivers' harness.log and console
+// (Log) stamp their own lines on it too, so a fault the console shows at
+// 1.501s is the history's event at 1.501s. Before the zero, while the
+// nodes start, there is no such time: those lines say so (start+, or
+// "[ start ]"), and the "nodes up" line says how long the start took.
+//
 // A run interrupted by its context (Ctrl-C) stops where it is, its driver
 // stops every node, and its history has no end event: it is judged on its
 // prefix, and its outcome is unknown. A run whose nodes did not all start is

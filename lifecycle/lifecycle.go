@@ -27,9 +27,12 @@ type Driver interface {
 	sync.Locker
 	// Start starts every node and does what makes it ready (the init
 	// handshake). It calls zero once, at the moment all are up or one has
-	// failed: that moment is the run's zero, and zero records the meta
-	// event there, before any node's start.
-	Start(ctx context.Context, zero func()) error
+	// failed: that moment is the run's zero, the origin of the history's
+	// times and of every time the console shows, and zero records the
+	// meta event there, before any node's start. took is how long the
+	// start took on the real clock (0 on a virtual one), which the
+	// console's "nodes up" line shows.
+	Start(ctx context.Context, zero func(took time.Duration)) error
 	// Begin starts the workload's clients. The lifecycle calls it once the
 	// faults due at the start are carried out.
 	Begin()
@@ -45,12 +48,16 @@ type Driver interface {
 	// Close ends the history (nothing is recorded after it) and returns
 	// it, as the checks read it.
 	Close() (*history.History, error)
-	// Record records an event in the history.
-	Record(e history.Event)
-	// Logf writes a line to the run's log; Progress writes it there and
-	// shows it to whoever watches the run (coup run's console).
+	// Record records an event in the history and returns it as recorded,
+	// with its index and time.
+	Record(e history.Event) history.Event
+	// Logf writes a line to the run's log, stamped now. Progress writes
+	// a line there and shows it to whoever watches the run (coup run's
+	// console), stamped at, a time on the history's clock: the time of
+	// the event it is about, so that the console and the history give
+	// one moment the same time.
 	Logf(format string, args ...any)
-	Progress(format string, args ...any)
+	Progress(at time.Duration, format string, args ...any)
 }
 
 // Hold keeps planned faults back and releases them later: the
@@ -188,13 +195,19 @@ func (r *Run) Start(ctx context.Context) error {
 		return r.startErr
 	}
 	r.started = true
-	r.startErr = r.d.Start(ctx, func() {
+	var took time.Duration
+	r.startErr = r.d.Start(ctx, func(t time.Duration) {
+		took = t
 		if r.cfg.Meta != nil {
 			r.d.Record(history.Event{Kind: history.KindMeta, Meta: r.cfg.Meta})
 		}
 	})
 	if r.startErr == nil {
-		r.d.Progress("nodes up; running for %s", r.cfg.Duration)
+		if took > 0 {
+			r.d.Progress(r.d.Now(), "nodes up after %s; running for %s", took.Round(time.Millisecond), r.cfg.Duration)
+		} else {
+			r.d.Progress(r.d.Now(), "nodes up; running for %s", r.cfg.Duration)
+		}
 	}
 	return r.startErr
 }
@@ -284,24 +297,27 @@ func (r *Run) carryOut(acts []nemesis.Action) {
 			r.d.Logf("nemesis: %s", a)
 			if a.Phase == history.PhaseStart {
 				r.skipped++
-				r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+				r.d.Progress(r.d.Now(), "nemesis: %s (due at %s)", a, a.At)
 			}
 			continue
 		}
+		// The line shows the event's time as recorded, before the action
+		// was applied: a restart returns once the node is up, later.
+		var e history.Event
 		var err error
 		if a.Kind.OnProcess() {
-			r.d.Record(a.Event())
+			e = r.d.Record(a.Event())
 			err = r.cfg.Nemesis.Apply(a, r.d)
 		} else {
 			r.d.Lock()
-			r.d.Record(a.Event())
+			e = r.d.Record(a.Event())
 			err = r.cfg.Nemesis.Apply(a, r.d)
 			r.d.Unlock()
 		}
 		if err != nil {
 			r.d.Logf("nemesis: %s: %v", a, err)
 		}
-		r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+		r.d.Progress(time.Duration(e.Time), "nemesis: %s (due at %s)", a, a.At)
 	}
 }
 
@@ -345,10 +361,10 @@ func (r *Run) heal(ctx context.Context) error {
 	r.d.Lock()
 	acts := r.cfg.Nemesis.Heal(r.d.Now())
 	r.d.Unlock()
-	r.d.Progress("healing %d faults in force", countStarts(acts))
+	r.d.Progress(r.d.Now(), "healing %d faults in force", countStarts(acts))
 	r.carryOut(acts)
 	healed := max(r.d.Now(), r.cfg.Duration)
-	r.d.Progress("healed; recovery window %s", r.cfg.Recovery)
+	r.d.Progress(r.d.Now(), "healed; recovery window %s", r.cfg.Recovery)
 	for end := healed + r.cfg.Recovery; r.d.Now() < end; {
 		if !r.d.Wait(ctx, end) {
 			return ErrInterrupted

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -66,9 +65,7 @@ type run struct {
 	stop     chan struct{}
 	stopped  bool
 
-	logMu sync.Mutex
-	log   *os.File
-	begin time.Time
+	log *lifecycle.Log // harness.log and the console
 }
 
 // Run runs a scenario of real servers and returns its results and its
@@ -95,7 +92,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 }
 
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, log: f.Log, byID: map[string]*server{}, stop: make(chan struct{}), begin: time.Now()}
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{})}
+	r.log = f.NewLog(opts.Progress)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
 	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
@@ -109,7 +107,7 @@ var _ lifecycle.Driver = (*run)(nil)
 // Start lays out the addresses, starts the proxies and every server, and
 // waits until each accepts connections on its ready port
 // (lifecycle.Driver). That moment is the run's zero.
-func (r *run) Start(ctx context.Context, zero func()) error {
+func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
 	var err error
 	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
@@ -150,7 +148,7 @@ func (r *run) Start(ctx context.Context, zero func()) error {
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()
-	zero()
+	zero(r.log.SetZero(r.zero))
 	if first != nil {
 		if ctx.Err() != nil {
 			return lifecycle.ErrInterrupted
@@ -224,7 +222,7 @@ func (r *run) Unlock() {
 }
 
 // Record records an event (lifecycle.Driver).
-func (r *run) Record(e history.Event) { r.rec.Record(e) }
+func (r *run) Record(e history.Event) history.Event { return r.rec.Record(e) }
 
 // Stop stops the polls, every server and every proxy, and returns the
 // counters of the end event (lifecycle.Driver).
@@ -271,20 +269,15 @@ func (r *run) Close() (*history.History, error) {
 }
 
 // Logf writes a line to harness.log (lifecycle.Driver).
-func (r *run) Logf(format string, args ...any) { r.logf(format, args...) }
+func (r *run) Logf(format string, args ...any) { r.log.Logf(format, args...) }
 
-// Progress writes a line to harness.log and the console (lifecycle.Driver).
-func (r *run) Progress(format string, args ...any) { r.progress(format, args...) }
-
-func (r *run) logf(format string, args ...any) {
-	r.logMu.Lock()
-	defer r.logMu.Unlock()
-	fmt.Fprintf(r.log, "%9.3fs %s\n", time.Since(r.begin).Seconds(), fmt.Sprintf(format, args...))
+// Progress writes a line to harness.log and the console, at a time on the
+// history's clock (lifecycle.Driver).
+func (r *run) Progress(at time.Duration, format string, args ...any) {
+	r.log.ProgressAt(at, format, args...)
 }
 
-func (r *run) progress(format string, args ...any) {
-	r.logf(format, args...)
-	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, "  %s\n", console.Printable(fmt.Sprintf(format, args...)))
-	}
-}
+// logf writes a line to harness.log, and progress there and to the
+// console, stamped now: on the history's clock once the run has its zero.
+func (r *run) logf(format string, args ...any)     { r.log.Logf(format, args...) }
+func (r *run) progress(format string, args ...any) { r.log.Progress(format, args...) }

@@ -6,8 +6,10 @@
 // Its input is a history alone, so a stored history judged by `coup check`
 // gets the verdict its run got. Its output, Results, is what results.json
 // holds (docs/results.md documents every field) and what the report draws;
-// Summary is what the console shows of it, every string that came from the
-// history made printable first, so that no node can forge a line.
+// its Headline is the verdict and the outcome in one sentence, naming the
+// checks the scenario allows either way and what each gave. Summary is
+// what the console shows of it, every string that came from the history
+// made printable first, so that no node can forge a line.
 //
 // The use:
 //

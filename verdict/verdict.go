@@ -49,6 +49,11 @@ type Results struct {
 	// compares: "as expected", "unexpected" or "unknown".
 	Expected history.Expect `json:"expected"`
 	Outcome  string         `json:"outcome"`
+	// Headline says the verdict and the outcome in one sentence, as the
+	// report's first line does: what the scenario expected (and which
+	// checks it allows either way, with what each gave), and so the
+	// outcome.
+	Headline string `json:"headline"`
 	// Notes explain every check whose verdict differs from the
 	// expectation, one sentence each.
 	Notes    []string `json:"notes,omitempty"`
@@ -161,31 +166,18 @@ func Evaluate(h *history.History) (*Results, error) {
 // what the prefix showed.
 func (r *Results) compare() {
 	r.Notes = nil
-	mustFail := map[string]bool{}
-	for _, v := range r.Expected.Violations {
-		mustFail[v] = true
-	}
 	prefix := ""
 	if !r.Complete {
 		prefix = "in the recorded prefix, "
 		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked, so its outcome is unknown")
 	}
-	either := map[string]bool{}
-	for _, v := range r.Expected.Either {
-		either[v] = true
-	}
-	anyFailure := !r.Expected.Valid && len(mustFail) == 0
+	j := newJudge(r.Expected)
 	unexpected, unknown := false, false
 	for _, name := range r.Order {
 		c := r.Checks[name]
-		want := checks.True
-		if mustFail[name] {
-			want = checks.False
-		}
+		want := j.want(name)
 		switch {
-		case c.Valid == want:
-		case either[name] && c.Valid != checks.Unknown:
-		case anyFailure && c.Valid == checks.False:
+		case j.asExpected(name, c.Valid):
 		case c.Valid == checks.Unknown:
 			unknown = true
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: could not be judged (expected %s): %s", prefix, name, want, c.Explanation))
@@ -197,7 +189,7 @@ func (r *Results) compare() {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
 		}
 	}
-	if anyFailure && r.Valid == checks.True {
+	if j.anyFailure && r.Valid == checks.True {
 		unexpected = true
 		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
 	}
@@ -209,6 +201,43 @@ func (r *Results) compare() {
 	default:
 		r.Outcome, r.ExitCode = AsExpected, ExitOK
 	}
+	r.Headline = r.headline()
+}
+
+// judge is what a scenario expects of each check.
+type judge struct {
+	mustFail map[string]bool // expect.violations: must be false
+	either   map[string]bool // expect.either: true or false will do
+	// anyFailure: the scenario expects an invalid run without naming
+	// checks, so any violation will do.
+	anyFailure bool
+}
+
+func newJudge(e history.Expect) judge {
+	j := judge{mustFail: map[string]bool{}, either: map[string]bool{}}
+	for _, v := range e.Violations {
+		j.mustFail[v] = true
+	}
+	for _, v := range e.Either {
+		j.either[v] = true
+	}
+	j.anyFailure = !e.Valid && len(j.mustFail) == 0
+	return j
+}
+
+// want is the verdict the scenario expects of a check: false for an
+// expected violation, true otherwise.
+func (j judge) want(name string) checks.Validity {
+	if j.mustFail[name] {
+		return checks.False
+	}
+	return checks.True
+}
+
+// asExpected reports whether a check's verdict is one the scenario
+// expects of it.
+func (j judge) asExpected(name string, v checks.Validity) bool {
+	return v == j.want(name) || (j.either[name] && v != checks.Unknown) || (j.anyFailure && v == checks.False)
 }
 
 // Unstarted is the results of a run whose nodes did not all start: no
@@ -225,6 +254,7 @@ func Unstarted(h *history.History, why string) *Results {
 	if m.Expect != nil {
 		res.Expected = *m.Expect
 	}
+	res.Headline = res.headline()
 	return res
 }
 
@@ -348,7 +378,13 @@ func (r *Results) Summary() string {
 		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
+	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
+	if e, ok := r.eitherWay(); ok {
+		// The verdict alone would not say why it is as expected: a check
+		// allowed either way may have made it false.
+		fmt.Fprintf(&b, " — %s", console.Printable(e))
+	}
+	b.WriteString("\n")
 	width := 0
 	for _, name := range r.Order {
 		width = max(width, len(console.Printable(name)))
