@@ -97,6 +97,12 @@ type Event struct {
 	// when the lock service gives one: etcd's revision of the grant; nil
 	// when it gave none.
 	Token *int64 `json:"token,omitempty"`
+	// Host is the host the operation's client sits on, and Served the
+	// member that served it, where the server's protocol says so (etcd's
+	// response header, the ZooKeeper session's server, an adapter's
+	// served_by): the server driver's; empty when not known.
+	Host   string `json:"host,omitempty"`
+	Served string `json:"served,omitempty"`
 
 	// Nemesis events.
 	Phase string   `json:"phase,omitempty"`
