@@ -158,6 +158,12 @@ func (r *run) linkEvent(e proxy.Event) {
 	case proxy.EventHold:
 		r.stats.add(history.CountLinkHeld)
 		return
+	case proxy.EventShut:
+		r.stats.add(history.CountLinkQueuesShut)
+		return
+	case proxy.EventConnectHeld:
+		r.stats.add(history.CountLinkConnectsHeld)
+		return
 	default:
 		return
 	}

@@ -453,6 +453,9 @@ func linksLine(c map[string]int64) string {
 	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused (by a cut, or a server not listening yet), %d chunks held, %d corrupted",
 		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
 		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
+	if n := c[history.CountLinkConnectsHeld]; n > 0 {
+		fmt.Fprintf(&b, ", %d connects held by a stall until the heal", n)
+	}
 	if n := c[history.CountLinkUnattributed]; n > 0 {
 		fmt.Fprintf(&b, ", %d unattributed (reset, never forwarded)", n)
 	}
