@@ -249,6 +249,7 @@ var workloadKeys = []struct {
 	{"initiators", []string{WorkloadElection}, func(w *Workload) bool { return len(w.Initiators) > 0 }},
 	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
 	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
+	{"on", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.On.Set }},
 	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
 	{"hold", []string{WorkloadMutex}, func(w *Workload) bool { return w.Hold.Set }},
 	{"keys", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Keys != 0 }},
@@ -357,7 +358,7 @@ func (s *Scenario) validateClients() error {
 	case w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0):
 		return s.errorf("workload.rate", "must be a positive number of %s per second, got %v", rateUnit(w.Kind), w.Rate)
 	}
-	return nil
+	return s.validateClientHosts()
 }
 
 func rateUnit(kind string) string {
