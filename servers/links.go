@@ -49,7 +49,11 @@ func (r *run) startProxies() error {
 			}
 		}
 	}
-	r.logf("links: %d proxies (%s links, %s)", len(r.proxies), r.sv.Links, r.layout)
+	n, err := r.startClientProxies(listen)
+	if err != nil {
+		return err
+	}
+	r.logf("links: %d proxies (%s links, %s), %d of them for clients only", len(r.proxies), r.sv.Links, r.layout, n)
 	return nil
 }
 
