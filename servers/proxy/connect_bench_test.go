@@ -62,3 +62,32 @@ func echoTarget(b *testing.B) string {
 	}()
 	return ln.Addr().String()
 }
+
+// BenchmarkShutAndOpen measures a stall's cost at the listen queue: the
+// queue shut (listen(2) again, two plugs dialled) and opened again (the
+// plugs accepted and closed), one cycle per iteration.
+func BenchmarkShutAndOpen(b *testing.B) {
+	pol := newPolicy()
+	shut, open := make(chan struct{}, 1), make(chan struct{}, 1)
+	p, err := Listen(Config{Listen: "127.0.0.1:0", To: "n2", Target: echoTarget(b), From: "n1", Policy: pol,
+		Events: func(e Event) {
+			switch e.Kind {
+			case EventShut:
+				shut <- struct{}{}
+			case EventOpenQueue:
+				open <- struct{}{}
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	for b.Loop() {
+		pol.set(n1n2, Stall)
+		p.Changed()
+		<-shut
+		pol.set(n1n2, None)
+		p.Changed()
+		<-open
+	}
+}
