@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/nodes/process"
@@ -42,7 +39,6 @@ func nodeCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "coup node: unknown algorithm %q%s (known: %s)\n", *algo, scenario.DidYouMean(*algo, algorithms.Names()), strings.Join(algorithms.Names(), ", "))
 		return verdict.ExitInput
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
 	var err error
 	if spec.Program != nil {
 		err = spec.Program(os.Stdin, os.Stdout, os.Stderr)

@@ -19,10 +19,12 @@ package gossip
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -31,7 +33,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
-	"github.com/rs/zerolog"
 
 	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/nodes/process"
@@ -133,7 +134,7 @@ var Spec = nodes.Spec{
 func Run(in io.Reader, out, logw io.Writer) error {
 	n := &node{
 		out: bufio.NewWriterSize(out, 32<<10),
-		log: zerolog.New(logw).With().Timestamp().Str("algo", Name).Logger(),
+		log: process.NewLog(logw, Name),
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), process.MaxLine)
@@ -146,9 +147,9 @@ func Run(in io.Reader, out, logw io.Writer) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		n.log.Error().Err(err).Msg("read input")
+		n.log.Error("read input", "error", err)
 	}
-	n.log.Info().Msg("input closed; exiting")
+	n.log.Info("input closed; exiting")
 	if n.ml != nil {
 		close(n.stop)
 		_ = n.ml.Shutdown() // no Leave: a stopped node is gone, as a crashed one
@@ -164,7 +165,7 @@ type node struct {
 	p         Params
 	t         *transport
 	ml        *memberlist.Memberlist
-	log       zerolog.Logger
+	log       *slog.Logger
 	stop      chan struct{}
 
 	wmu  sync.Mutex // guards out and werr: memberlist sends from its own goroutines
@@ -219,7 +220,7 @@ func (n *node) handleLine(line []byte) error {
 	env, err := wire.Parse(line)
 	if err != nil {
 		id := wire.LeadingID(line)
-		n.log.Warn().Err(err).Int64("msg", id).Msg("rejected an unparsable line")
+		n.log.Warn("rejected an unparsable line", "error", err, "msg", id)
 		n.reject("unparsable", id)
 		return nil
 	}
@@ -228,7 +229,7 @@ func (n *node) handleLine(line []byte) error {
 		return n.handleInit(env)
 	case env.Src == wire.Harness:
 		head, _ := wire.ParseHead(env.Body)
-		n.log.Warn().Str("type", head.Type).Msg("control message ignored: memberlist keeps its own clock")
+		n.log.Warn("control message ignored: memberlist keeps its own clock", "type", head.Type)
 	case slices.Contains(n.all, env.Src):
 		n.handlePeer(env)
 	default:
@@ -246,7 +247,7 @@ func (n *node) reject(why string, id int64) {
 func (n *node) handleInit(env wire.Envelope) error {
 	var in wire.InitBody
 	if err := json.Unmarshal(env.Body, &in); err != nil || in.Type != "init" {
-		n.log.Error().Str("body", string(env.Body)).Msg("expected init before anything else")
+		n.log.Error("expected init before anything else", "body", string(env.Body))
 		return nil
 	}
 	reply := func(body any) {
@@ -266,7 +267,7 @@ func (n *node) handleInit(env wire.Envelope) error {
 		return fail(err)
 	}
 	n.self, n.all, n.p, n.checksums = in.NodeID, in.NodeIDs, p, in.Checksums
-	n.log = n.log.With().Str("node", n.self).Logger()
+	n.log = n.log.With("node", n.self)
 	n.ids = process.ElectionIDs(&in)
 	n.alive = map[string]bool{}
 	n.stop = make(chan struct{})
@@ -290,7 +291,7 @@ func (n *node) handleInit(env wire.Envelope) error {
 	}
 	n.ml = ml
 	reply(map[string]any{"type": "init_ok", "in_reply_to": in.MsgID})
-	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Msg("initialised")
+	n.log.Info("initialised", "nodes", n.all, "checksums", n.checksums)
 	go n.joiner()
 	return nil
 }
@@ -331,11 +332,11 @@ func (n *node) join() {
 		return
 	}
 	joined, err := n.ml.Join(addrs)
-	ev := n.log.Info().Int("asked", len(addrs)).Int("joined", joined)
 	if err != nil {
-		ev = ev.AnErr("err", err)
+		n.log.Info("join", "asked", len(addrs), "joined", joined, "err", err)
+		return
 	}
-	ev.Msg("join")
+	n.log.Info("join", "asked", len(addrs), "joined", joined)
 }
 
 // recompute reports the leader (the highest election id among this node
@@ -381,7 +382,7 @@ func (n *node) member(name string, alive bool) {
 	count := len(n.alive) + 1
 	n.vmu.Unlock()
 	if was != alive {
-		n.log.Info().Str("member", name).Bool("alive", alive).Msg("view changed")
+		n.log.Info("view changed", "member", name, "alive", alive)
 		n.report(wire.ReportBody{What: "metric", Name: "members", Value: strconv.Itoa(count)})
 		n.recompute()
 	}
@@ -389,13 +390,13 @@ func (n *node) member(name string, alive bool) {
 
 func (n *node) handlePeer(env wire.Envelope) {
 	if n.checksums && !env.Verify() {
-		n.log.Warn().Int64("msg", env.ID).Str("src", env.Src).Msg("rejected a message whose checksum does not match")
+		n.log.Warn("rejected a message whose checksum does not match", "msg", env.ID, "src", env.Src)
 		n.reject("checksum", env.ID)
 		return
 	}
 	var b body
 	if err := json.Unmarshal(env.Body, &b); err != nil {
-		n.log.Warn().Err(err).Int64("msg", env.ID).Str("src", env.Src).Msg("rejected an undecodable message")
+		n.log.Warn("rejected an undecodable message", "error", err, "msg", env.ID, "src", env.Src)
 		n.reject("undecodable", env.ID)
 		return
 	}
@@ -405,7 +406,7 @@ func (n *node) handlePeer(env wire.Envelope) {
 func (n *node) handleClient(env wire.Envelope) {
 	var req wire.RequestBody
 	if err := json.Unmarshal(env.Body, &req); err != nil {
-		n.log.Warn().Err(err).Str("src", env.Src).Msg("bad client request")
+		n.log.Warn("bad client request", "error", err, "src", env.Src)
 		return
 	}
 	var b []byte
@@ -421,18 +422,18 @@ func (n *node) handleClient(env wire.Envelope) {
 }
 
 // logWriter turns memberlist's log lines ("[WARN] memberlist: …") into the
-// node's zerolog lines, at their level.
+// node's log lines, at their level.
 type logWriter struct{ n *node }
 
 func (w logWriter) Write(p []byte) (int, error) {
 	msg := strings.TrimRight(string(p), "\n")
-	level := zerolog.InfoLevel
-	for prefix, l := range map[string]zerolog.Level{"[DEBUG] ": zerolog.DebugLevel, "[INFO] ": zerolog.InfoLevel, "[WARN] ": zerolog.WarnLevel, "[ERR] ": zerolog.ErrorLevel} {
+	level := slog.LevelInfo
+	for prefix, l := range map[string]slog.Level{"[DEBUG] ": slog.LevelDebug, "[INFO] ": slog.LevelInfo, "[WARN] ": slog.LevelWarn, "[ERR] ": slog.LevelError} {
 		if rest, ok := strings.CutPrefix(msg, prefix); ok {
 			msg, level = rest, l
 			break
 		}
 	}
-	w.n.log.WithLevel(level).Str("from", "memberlist").Msg(msg)
+	w.n.log.Log(context.Background(), level, msg, "from", "memberlist")
 	return len(p), nil
 }
