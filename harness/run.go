@@ -58,6 +58,10 @@ type run struct {
 
 	logMu sync.Mutex
 	log   *os.File
+
+	// program is the executable of an algorithm that is a program of its
+	// own (memberlist), found before any node starts; "" for the others.
+	program string
 }
 
 // Run runs a scenario with real processes and returns its results and its
@@ -175,6 +179,10 @@ func (r *run) Progress(format string, args ...any) { r.progress(format, args...)
 // answered (or one has failed), that moment is the run's zero: the meta
 // event is recorded, the gate opens, and each node's start is recorded.
 func (r *run) startAll(zero func()) error {
+	if err := r.findProgram(); err != nil {
+		r.openGate(zero)
+		return err
+	}
 	r.progress("starting %d nodes", len(r.names))
 	type started struct {
 		i     int
@@ -213,13 +221,19 @@ func (r *run) startAll(zero func()) error {
 	if len(others) > 0 {
 		first = fmt.Errorf("%w\n  %s failed to start too", first, nameList(others))
 	}
-	r.zero = time.Now()
-	zero()
-	close(r.gate)
+	r.openGate(zero)
 	for _, ready := range readies {
 		<-ready
 	}
 	return first
+}
+
+// openGate makes now the run's zero: the meta event is recorded and the
+// nodes' readers may record.
+func (r *run) openGate(zero func()) {
+	r.zero = time.Now()
+	zero()
+	close(r.gate)
 }
 
 // Stop stops the workload and every process, drops what is still in
