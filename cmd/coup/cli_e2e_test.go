@@ -319,6 +319,7 @@ var printedExit = regexp.MustCompile(`\(exit (\d)\)`)
 // that expects a violation gives exit 3 whatever the prefix shows, and the
 // verdict line printed says exit 3 too.
 func TestInterruptedRunIsUnknown(t *testing.T) {
+	buildMemberlist(t)
 	for _, name := range []string{"bully-coordinator-paused.toml", "memberlist-partition.toml"} {
 		t.Run(name, func(t *testing.T) {
 			tag := tagged(t)
