@@ -211,3 +211,28 @@ func TestClientsAreCutWithTheirHost(t *testing.T) {
 		})
 	}
 }
+
+// An answer's served_by names a node directly, or by the server's own
+// name for itself that the log patterns taught; an unknown name is kept
+// as the server gave it, and an answer that names none, or a name too
+// long to be one, records nothing.
+func TestServedBy(t *testing.T) {
+	r := &run{sc: &scenario.Scenario{Nodes: 3}}
+	r.obs = newObserver(r)
+	r.obs.names["8e9e05c52164694d"] = "n2"
+	for _, tt := range []struct{ body, want string }{
+		{`{"type":"read_ok","served_by":"8e9e05c52164694d"}`, "n2"},
+		{`{"type":"read_ok","served_by":"n3"}`, "n3"},
+		{`{"type":"read_ok","served_by":"ffff"}`, "ffff"},
+		{`{"type":"read_ok"}`, ""},
+		{`{"type":"read_ok","served_by":"` + strings.Repeat("x", maxServedBy+1) + `"}`, ""},
+		{`[1,2]`, ""},
+	} {
+		if got := r.servedBy([]byte(tt.body)); got != tt.want {
+			t.Errorf("servedBy(%s) = %q, want %q", tt.body, got, tt.want)
+		}
+	}
+	if got := string(withServedBy([]byte(`{"type":"write_ok"}`), "n1")); got != `{"served_by":"n1","type":"write_ok"}` {
+		t.Errorf("withServedBy: %s", got)
+	}
+}
