@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/nodes/wire"
 	"github.com/coupharness/coup/scenario"
@@ -167,9 +168,9 @@ func (a *adapter) handshake(ctx context.Context, init []byte, timeout time.Durat
 	case <-ok:
 		return nil
 	case <-a.gone:
-		return fmt.Errorf("client process %s exited before it answered its init (its log: %s.log)", a.name, a.name)
+		return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
 	case <-t.C:
-		return fmt.Errorf("client process %s did not answer its init within %s (its log: %s.log)", a.name, timeout, a.name)
+		return fmt.Errorf("client process %s did not answer its init within %s%s", a.name, timeout, console.LogTail(a.log.Name()))
 	case <-ctx.Done():
 		return ctx.Err()
 	}

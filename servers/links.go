@@ -18,12 +18,16 @@ import (
 // port, which finds its dialler by the socket's process.
 func (r *run) startProxies() error {
 	nodes := r.layout.nodes
+	want := len(nodes) * len(r.sv.Peer)
+	if r.sv.Links != scenario.LinksProcess {
+		want *= len(nodes) - 1
+	}
 	listen := func(cfg proxy.Config) error {
 		cfg.Policy = policy{r}
 		cfg.Events = r.linkEvent
 		p, err := proxy.Listen(cfg)
 		if err != nil {
-			return err
+			return fmt.Errorf("%d of the %d proxies listening: %w", len(r.proxies), want, err)
 		}
 		r.proxies = append(r.proxies, p)
 		return nil
