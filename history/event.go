@@ -183,6 +183,10 @@ type Meta struct {
 	// history (virtual time, the algorithm in process); false for a run
 	// of real processes.
 	Simulated bool `json:"simulated,omitempty"`
+	// Servers is true when the nodes were real servers ([server]): their
+	// reports are what coup observed of them (log patterns, polls), not
+	// what they sent.
+	Servers bool `json:"servers,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the
