@@ -32,12 +32,15 @@ func (r *run) startProxies() error {
 		r.proxies = append(r.proxies, p)
 		return nil
 	}
+	// One attribution for every proxy: a burst of connections shares its
+	// reads of /proc.
+	byProcess := proxy.ByProcess(r.groups)
 	for _, to := range nodes {
 		for _, port := range r.sv.Peer {
 			target := to.Addr[port]
 			if r.sv.Links == scenario.LinksProcess {
 				addr := net.JoinHostPort(r.layout.proxy(to.Index), strconv.Itoa(to.Port[port]))
-				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, Attribute: proxy.ByProcess(r.groups)}); err != nil {
+				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, Attribute: byProcess}); err != nil {
 					return err
 				}
 				continue
