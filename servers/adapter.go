@@ -159,11 +159,20 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 func (a *adapter) handshake(ctx context.Context, init []byte, timeout time.Duration) error {
 	ok := make(chan struct{})
 	go a.read(ok)
-	if err := a.write(init); err != nil {
-		return fmt.Errorf("%s: write its init: %w (its log: %s.log)", a.name, err, a.name)
-	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	if err := a.write(init); err != nil {
+		// Most often the process has exited already: wait to say so,
+		// with the end of its log.
+		select {
+		case <-a.gone:
+			return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return fmt.Errorf("client process %s: write its init: %w%s", a.name, err, console.LogTail(a.log.Name()))
+	}
 	select {
 	case <-ok:
 		return nil
