@@ -68,6 +68,10 @@ func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run
 	}
 	run, err := build(&f)
 	if err != nil {
+		if f.Log != nil {
+			// The folder says why its history is empty.
+			fmt.Fprintf(f.Log, "the run could not be set up: %v\n", err)
+		}
 		return out, err
 	}
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +117,19 @@ func TestUnstartedRunIsRecorded(t *testing.T) {
 				t.Errorf("the log does not say why: %q", d.logs)
 			}
 		})
+	}
+}
+
+// A run that cannot be set up at all is an error, and its folder's log
+// says why its history is empty.
+func TestUnbuiltRunSaysWhy(t *testing.T) {
+	out, err := Execute(context.Background(), t.TempDir(), "s", func(*Files) (*Run, error) {
+		return nil, errors.New("no such algorithm here")
+	})
+	if err == nil || out == nil || out.Dir == "" {
+		t.Fatalf("outcome %+v, error %v: want the error and the folder", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out.Dir, HarnessLog)); !strings.Contains(string(b), "could not be set up: no such algorithm here") {
+		t.Errorf("harness.log: %q", b)
 	}
 }
