@@ -41,7 +41,8 @@ const (
 	MaxKeys   = 1 << 20
 	MaxValues = 1 << 30
 	// MaxNodes bounds the number of node processes of one run; `coup
-	// bench` measures a run of this many.
+	// bench` measures a run of this many. Real servers are bounded lower
+	// (MaxServers, and the files coup holds for them: limits.go).
 	MaxNodes = 1000
 )
 
@@ -98,6 +99,9 @@ func (s *Scenario) validate() error {
 		return err
 	}
 	if err := s.validateWorkload(); err != nil {
+		return err
+	}
+	if err := s.validateServerCount(); err != nil {
 		return err
 	}
 	s.nemesis = nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/nodes/wire"
 	"github.com/coupharness/coup/scenario"
@@ -158,18 +159,27 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 func (a *adapter) handshake(ctx context.Context, init []byte, timeout time.Duration) error {
 	ok := make(chan struct{})
 	go a.read(ok)
-	if err := a.write(init); err != nil {
-		return fmt.Errorf("%s: write its init: %w (its log: %s.log)", a.name, err, a.name)
-	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	if err := a.write(init); err != nil {
+		// Most often the process has exited already: wait to say so,
+		// with the end of its log.
+		select {
+		case <-a.gone:
+			return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return fmt.Errorf("client process %s: write its init: %w%s", a.name, err, console.LogTail(a.log.Name()))
+	}
 	select {
 	case <-ok:
 		return nil
 	case <-a.gone:
-		return fmt.Errorf("client process %s exited before it answered its init (its log: %s.log)", a.name, a.name)
+		return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
 	case <-t.C:
-		return fmt.Errorf("client process %s did not answer its init within %s (its log: %s.log)", a.name, timeout, a.name)
+		return fmt.Errorf("client process %s did not answer its init within %s%s", a.name, timeout, console.LogTail(a.log.Name()))
 	case <-ctx.Done():
 		return ctx.Err()
 	}

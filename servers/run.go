@@ -104,56 +104,24 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 
 var _ lifecycle.Driver = (*run)(nil)
 
-// Start lays out the addresses, starts the proxies and every server, and
-// waits until each accepts connections on its ready port
-// (lifecycle.Driver). That moment is the run's zero.
+// Start lays out the addresses, starts the client processes (when the
+// clients are processes), the proxies and every server, and waits until
+// each server accepts connections on its ready port (lifecycle.Driver).
+// That moment, or the moment one of these steps failed, is the run's
+// zero: a start that failed returns why, in coup's words or the server's
+// (the end of its log), or that it was interrupted, and in which step.
 func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
-	var err error
-	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	for _, node := range r.layout.nodes {
-		s := &server{r: r, id: node.ID, data: node}
-		r.servers = append(r.servers, s)
-		r.byID[node.ID] = s
-	}
-	r.clients = newClients(r)
-	if r.clients != nil && r.sv.ClientsAreProcesses() {
-		r.progress("starting %d client processes", r.sc.Workload.Clients)
-		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
-		if err != nil {
-			if ctx.Err() != nil {
-				return lifecycle.ErrInterrupted
-			}
-			return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-		}
-		r.adapters = ads
-		r.clients.kv = ads
-	}
-	if err := r.startProxies(); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
-	errs := make(chan error, len(r.servers))
-	for _, s := range r.servers {
-		go func() { errs <- s.start(ctx, false) }()
-	}
-	var first error
-	for range r.servers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
+	step, err := r.startAll(ctx)
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()
 	zero(r.log.SetZero(r.zero))
-	if first != nil {
+	if err != nil {
 		if ctx.Err() != nil {
-			return lifecycle.ErrInterrupted
+			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, first)
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
 	for _, s := range r.servers {
 		r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
@@ -168,6 +136,49 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	}
 	r.startPolls()
 	return nil
+}
+
+// startAll does Start's steps in order, up to the first that fails, and
+// returns that step ("starting 3 servers (etcd)") with its error.
+func (r *run) startAll(ctx context.Context) (string, error) {
+	step := "laying out the addresses"
+	var err error
+	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+		return step, err
+	}
+	for _, node := range r.layout.nodes {
+		s := &server{r: r, id: node.ID, data: node}
+		r.servers = append(r.servers, s)
+		r.byID[node.ID] = s
+	}
+	r.clients = newClients(r)
+	if r.clients != nil && r.sv.ClientsAreProcesses() {
+		step = fmt.Sprintf("starting %s", console.Plural(r.sc.Workload.Clients, "client process", "client processes"))
+		r.progress("%s", step)
+		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
+		if err != nil {
+			return step, err
+		}
+		r.adapters = ads
+		r.clients.kv = ads
+	}
+	step = "starting the proxies"
+	if err := r.startProxies(); err != nil {
+		return step, fmt.Errorf("start the proxies: %w", err)
+	}
+	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	r.progress("%s", step)
+	errs := make(chan error, len(r.servers))
+	for _, s := range r.servers {
+		go func() { errs <- s.start(ctx, false) }()
+	}
+	var first error
+	for range r.servers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return step, first
 }
 
 // observed records an observation: at once once the run has started,

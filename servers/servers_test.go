@@ -282,35 +282,6 @@ func TestNoServerLeftBehind(t *testing.T) {
 	}
 }
 
-// A server that cannot start fails the run's start with its reason, and
-// nothing is left running.
-func TestServerThatExitsFailsTheStart(t *testing.T) {
-	src := `nodes = 2
-[server]
-command = ["sh", "-c", "echo no such luck >&2; exit 3"]
-ports = ["peer"]
-peer = ["peer"]
-start_timeout = "5s"
-[[server.log]]
-match = '(?P<self>n[0-9]) leads'
-role = "leader"
-`
-	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "bad.toml"), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.NotStarted() || !strings.Contains(res.Error, "exited before it accepted connections") {
-		t.Errorf("results: not started %v, error %q", res.NotStarted(), res.Error)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "n1.log")); !strings.Contains(string(b), "no such luck") {
-		t.Errorf("n1.log does not hold the server's own words: %q", b)
-	}
-}
-
 // pids lists the server pids a run's logs name.
 func pids(t *testing.T, dir string) []int {
 	t.Helper()
