@@ -255,7 +255,7 @@ func (g *guided) observe(t int, o *observation) int {
 func (g *guided) plan(e *entry) {
 	var messages, others []Moment
 	for _, mo := range e.moments {
-		if mo.At >= g.d.duration-time.Microsecond || !slices.Contains(g.d.v.Triggers, mo.What) {
+		if mo.At >= g.d.duration-time.Microsecond || !g.aimable(mo.What) {
 			continue
 		}
 		if mo.What == scenario.TriggerMessage {
@@ -277,6 +277,14 @@ func (g *guided) plan(e *entry) {
 	if len(g.aims) > maxPlanned {
 		g.aims = g.aims[len(g.aims)-maxPlanned:]
 	}
+}
+
+// aimable reports whether a fault may be aimed at a moment of kind what:
+// when the vocabulary has its trigger, or starts faults at a time, which
+// the moment's time then is. A grant or a leader change is a moment worth
+// aiming at even where the vocabulary lets faults start only at a time.
+func (g *guided) aimable(what scenario.Trigger) bool {
+	return slices.Contains(g.d.v.Triggers, what) || slices.Contains(g.d.v.Triggers, scenario.TriggerTime)
 }
 
 // splice joins the first faults of a and the last of b, within the
@@ -396,7 +404,7 @@ func (g *guided) one(s *Schedule) *scenario.Fault {
 func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 	byKind := map[scenario.Trigger][]Moment{}
 	for _, mo := range parent.moments {
-		if mo.At < g.d.duration-time.Microsecond && slices.Contains(g.d.v.Triggers, mo.What) {
+		if mo.At < g.d.duration-time.Microsecond && g.aimable(mo.What) {
 			byKind[mo.What] = append(byKind[mo.What], mo)
 		}
 	}
