@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/coupharness/coup/cmd/coup/bench"
+	"github.com/coupharness/coup/explore"
+	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
 
@@ -18,8 +20,9 @@ const benchUsage = `usage: coup bench [flags]
   without recording, and with a fault mix), the fault proxy against a plain
   TCP forwarder, the start of many nodes, and reading and checking a large
   history; with --only servers, how long real etcd and ZooKeeper clusters
-  take to elect a leader without and with coup; docs/performance.md
-  explains the table
+  take to elect a leader without and with coup; with --only explore, the
+  runs random and guided campaigns take to find each bug of the zoo
+  (scenarios/zoo/); docs/performance.md explains the tables
 flags:
 `
 
@@ -65,6 +68,9 @@ func benchCmd(args []string) int {
 	cfg := bench.Config{
 		Coup: []string{exe}, Rounds: *rounds, Warmup: *warmup, Time: *measure, SteadyTime: *steady,
 		Window: *window, Rate: *rate, Algorithm: *algo, Events: *events, Dir: *dir, Profile: *profile,
+		Runner: func(sc *scenario.Scenario, store string) (explore.Runner, error) {
+			return pickRunner(sc, exploreFlags{store: store})
+		},
 	}
 	if *only != "" {
 		cfg.Parts = strings.Split(*only, ",")

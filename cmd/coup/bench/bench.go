@@ -22,11 +22,12 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartExplore}
 
 // DefaultParts are the parts that run when none are named: all but the
 // servers part, which needs etcd and ZooKeeper installed and takes tens
-// of seconds of real elections.
+// of seconds of real elections, and the explore part, whose campaigns
+// take many minutes.
 var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
@@ -74,6 +75,12 @@ type Config struct {
 	Profile string
 	// Progress receives a line per measurement (nil: none).
 	Progress io.Writer
+	// Runner makes the explore part's runners (the drivers live in
+	// cmd/coup); ZooDir is the zoo's folder (default scenarios/zoo), Zoo
+	// its bugs (default Zoo).
+	Runner RunnerFunc
+	ZooDir string
+	Zoo    []ZooBug
 }
 
 func (c *Config) defaults() error {
@@ -121,6 +128,12 @@ func (c *Config) defaults() error {
 	if c.Events == 0 {
 		c.Events = 1_000_000
 	}
+	if c.ZooDir == "" {
+		c.ZooDir = filepath.Join("scenarios", "zoo")
+	}
+	if len(c.Zoo) == 0 {
+		c.Zoo = Zoo
+	}
 	switch {
 	case c.Rounds < 1:
 		return fmt.Errorf("rounds: want at least 1, got %d", c.Rounds)
@@ -160,6 +173,9 @@ type Results struct {
 
 	// Servers holds the servers part's programs, measured or skipped.
 	Servers []ServerCase
+
+	// Explore holds the explore part's bugs.
+	Explore []ZooCase
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -242,6 +258,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.has(PartServers) {
 		sc, err := runServersPart(ctx, &cfg, dir, progress)
 		res.Servers = sc
+		if err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartExplore) {
+		zc, err := runExplorePart(ctx, &cfg, dir, progress)
+		res.Explore = zc
 		if err != nil {
 			return res, err
 		}
