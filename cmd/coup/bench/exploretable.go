@@ -29,7 +29,7 @@ func (r *Results) printExplore(w io.Writer) {
 		if c.Missed[1] > 0 {
 			allFound = false
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d runs\t%s\t%s\t%s\t%s\t%.2f\n", strings.TrimPrefix(c.Scenario, "zoo-"), c.Driver, len(c.Runs[0]), c.Bug.Budget,
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d runs\t%s\t%s\t%s\t%s\t%.2g\n", strings.TrimPrefix(c.Scenario, "zoo-"), c.Driver, len(c.Runs[0]), c.Bug.Budget,
 			cell(0), roundWall(medianDuration(c.Wall[0])), cell(1), roundWall(medianDuration(c.Wall[1])), c.Ratio())
 	}
 	tw.Flush()

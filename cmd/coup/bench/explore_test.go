@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The zoo's figure is the geometric mean of the bugs' ratios of medians,
+// a missed campaign counted as its budget.
+func TestZooRatio(t *testing.T) {
+	cases := []ZooCase{
+		{Scenario: "zoo-a", Runs: [2][]int{{100, 1000, 10}, {1, 10, 5}}},                       // 100 against 5
+		{Scenario: "zoo-b", Runs: [2][]int{{4, 6}, {20, 20}}},                                  // 5 against 20
+		{Scenario: "zoo-c", Runs: [2][]int{{3000, 3000, 7}, {30, 2, 1}}, Missed: [2]int{2, 0}}, // 3000 against 2
+	}
+	for i, want := range []float64{0.05, 4, 2.0 / 3000} {
+		if got := cases[i].Ratio(); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: ratio %g, want %g", cases[i].Scenario, got, want)
+		}
+	}
+	want := math.Cbrt(0.05 * 4 * 2.0 / 3000)
+	if got := ZooRatio(cases); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("zoo ratio %g, want %g", got, want)
+	}
+	if got := ZooRatio(nil); !math.IsNaN(got) {
+		t.Fatalf("zoo ratio of no bug %g, want NaN", got)
+	}
+}
+
+// The table names each bug, marks what was missed, and says whether
+// guided met its target and found every bug.
+func TestPrintExplore(t *testing.T) {
+	r := &Results{Config: Config{ZooDir: "scenarios/zoo"}, Explore: []ZooCase{
+		{Bug: ZooBug{Budget: 3000}, Scenario: "zoo-a", Driver: "simulator", Runs: [2][]int{{3000, 3000, 900}, {8, 30, 12}},
+			Wall: [2][]time.Duration{{time.Second, time.Second, time.Second}, {time.Millisecond, time.Millisecond, time.Millisecond}}, Missed: [2]int{2, 0}},
+		{Bug: ZooBug{Budget: 6}, Scenario: "zoo-b", Driver: "servers", Runs: [2][]int{{2, 3, 2}, {6, 6, 3}},
+			Wall: [2][]time.Duration{{9 * time.Second, 9 * time.Second, 9 * time.Second}, {time.Minute, time.Minute, time.Minute}}, Missed: [2]int{0, 1}},
+	}}
+	var b bytes.Buffer
+	r.printExplore(&b)
+	out := b.String()
+	for _, want := range []string{
+		"a  ", "3000 (2 missed)", "6 (1 missed)",
+		"geometric mean of 2 bugs' ratios): 0.11  (target ≤ 0.33 ✓)",
+		"guided found every bug within its budget in every campaign: no ✗",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
