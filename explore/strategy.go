@@ -167,7 +167,7 @@ func (g *guided) next(t, i int) Schedule {
 		return Schedule{Seed: g.seed + int64(i), Faults: g.d.schedule(rng)}
 	}
 	if t == 0 {
-		return Schedule{Seed: g.seed + int64(i)}
+		return fresh()
 	}
 	var parents []*entry
 	for _, e := range g.corpus.entries {
@@ -250,26 +250,39 @@ func (g *guided) observe(t int, o *observation) int {
 	return fresh
 }
 
-// plan plans the aims of a new entry: at its rarest messages' first
-// deliveries, and at moments of other kinds, drawn, within its bound.
+// plan plans the aims of a new entry: one moment of each kind its run
+// showed, in turn, until aimsPerEntry: the first delivery of its rarest
+// message first, then a leader change, a grant, an operation in flight …
+// (each drawn among its kind's), then the next rarest message, and so
+// on. Every kind of moment is tried early, whichever one the bug needs.
 func (g *guided) plan(e *entry) {
-	var messages, others []Moment
+	byKind := map[scenario.Trigger][]Moment{}
+	var kinds []scenario.Trigger
 	for _, mo := range e.moments {
 		if mo.At >= g.d.duration-time.Microsecond || !g.aimable(mo.What) {
 			continue
 		}
-		if mo.What == scenario.TriggerMessage {
-			messages = append(messages, mo)
-		} else {
-			others = append(others, mo)
+		if len(byKind[mo.What]) == 0 {
+			kinds = append(kinds, mo.What)
 		}
+		byKind[mo.What] = append(byKind[mo.What], mo)
 	}
+	// messages first, then the other kinds in the order of scenario.Triggers
+	slices.SortStableFunc(kinds, func(a, b scenario.Trigger) int { return triggerRank(a) - triggerRank(b) })
 	var picks []Moment
-	picks = append(picks, messages[:min(len(messages), aimsPerEntry/2)]...)
-	for len(picks) < aimsPerEntry && len(others) > 0 {
-		i := g.rng.IntN(len(others))
-		picks = append(picks, others[i])
-		others = slices.Delete(others, i, i+1)
+	for len(picks) < aimsPerEntry && len(kinds) > 0 {
+		for k := 0; k < len(kinds) && len(picks) < aimsPerEntry; k++ {
+			ms := byKind[kinds[k]]
+			i := 0
+			if kinds[k] != scenario.TriggerMessage { // messages come rarest first
+				i = g.rng.IntN(len(ms))
+			}
+			picks = append(picks, ms[i])
+			if byKind[kinds[k]] = slices.Delete(ms, i, i+1); len(byKind[kinds[k]]) == 0 {
+				kinds = slices.Delete(kinds, k, k+1)
+				k--
+			}
+		}
 	}
 	for _, mo := range picks {
 		g.aims = append(g.aims, planned{parent: e, moment: mo})
@@ -277,6 +290,15 @@ func (g *guided) plan(e *entry) {
 	if len(g.aims) > maxPlanned {
 		g.aims = g.aims[len(g.aims)-maxPlanned:]
 	}
+}
+
+// triggerRank orders the kinds of moment a plan takes in turn: messages
+// first, then as scenario.Triggers lists them.
+func triggerRank(t scenario.Trigger) int {
+	if t == scenario.TriggerMessage {
+		return -1
+	}
+	return slices.Index(scenario.Triggers, t)
 }
 
 // aimable reports whether a fault may be aimed at a moment of kind what:
@@ -440,8 +462,11 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 	} else {
 		f = g.one(s)
 	}
-	if mo.Node != "" && (planned || g.rng.IntN(2) == 0) {
-		g.aimAt(f, mo.Node)
+	if node := mo.Node; node != "" && (planned || g.rng.IntN(2) == 0) {
+		if mo.What == scenario.TriggerLeader && slices.Contains(g.d.nodes, mo.Value) {
+			node = mo.Value // the leader believed in, not the believer
+		}
+		g.aimAt(f, node)
 	}
 	if planned {
 		f.When = nil
