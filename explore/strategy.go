@@ -100,14 +100,16 @@ func learn(seen map[string]struct{}, fs Features) int {
 	return fresh
 }
 
-// guided is the feedback-driven strategy of one lane. Its first run has
-// no fault (the baseline of what the system does undisturbed); until its
-// corpus holds a schedule with faults it draws as random does. A run whose
-// features include one the lane has not seen enters the corpus with the
-// moments of its run, and plans a few children: a fault aimed at each of
-// a few of those moments (the first deliveries of its rarest messages,
-// and others drawn), hitting the moment's node just before it. Then each
-// run is, by turns drawn from the lane's own stream:
+// guided is the feedback-driven strategy of one lane. Its first run is
+// random's first draw (what the system does before its first fault is
+// what it does undisturbed); until its corpus holds a schedule with
+// faults it draws as random does. A run whose features include one the
+// lane has not seen enters the corpus with the moments of its run, and
+// plans a few children: a fault aimed at each of a few of those moments
+// (each kind of moment in turn, the first deliveries of its rarest
+// messages first), hitting the moment's node (or, at a leader change, the
+// leader believed in) just before it. Then each run is, by turns drawn
+// from the lane's own stream:
 //
 //   - every other run while children are planned, the next planned one;
 //   - one in ten of the others, a fresh random schedule;
