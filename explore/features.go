@@ -46,7 +46,8 @@ type Features []string
 // aim a fault of a later run: a belief change, a node joining an
 // election, a grant, a process event, a time at which an operation was
 // under way, or a message's delivery. Node is the node it concerns (the
-// message's receiver, the node whose belief changed), or a client's
+// message's receiver, the node whose belief changed, the leader while an
+// operation was under way, or the node that served it), or a client's
 // process; Value what it was (the leader believed in, the operation, the
 // message's type and sender).
 type Moment struct {
@@ -105,8 +106,12 @@ type abstraction struct {
 	electing map[string]bool
 	holders  map[string]bool // client processes holding the lock
 	inFlight map[string]history.Event
-	faults   map[string]string // name -> kind, in force
-	infos    int
+	// spread are the moments of operations under way, thinned to span
+	// the whole run (see spreadMoment), and every the spacing between them.
+	spread []Moment
+	every  int
+	faults map[string]string // name -> kind, in force
+	infos  int
 	// links are the first delivery of each message type on each link;
 	// types count the deliveries of each type.
 	links map[string]Moment
@@ -137,6 +142,31 @@ func (a *abstraction) moment(at int64, what scenario.Trigger, node, value string
 	}
 	a.perKind[what]++
 	a.moments = append(a.moments, Moment{At: time.Duration(at), What: what, Node: node, Value: value})
+}
+
+// spreadMoment keeps a moment of an operation under way so that the kept
+// ones span the run, not only its first operations: every a.every-th is
+// kept, and when maxMoments are kept every other one is dropped and the
+// spacing doubles. A workload's first operations all come within a few
+// milliseconds; a bug may need one in the middle of the run.
+func (a *abstraction) spreadMoment(m Moment) {
+	if a.every == 0 {
+		a.every = 1
+	}
+	if a.perKind[m.What]%a.every == 0 {
+		if len(a.spread) == maxMoments {
+			kept := a.spread[:0]
+			for i := 0; i < len(a.spread); i += 2 {
+				kept = append(kept, a.spread[i])
+			}
+			a.spread = kept
+			a.every *= 2
+		}
+		if a.perKind[m.What]%a.every == 0 {
+			a.spread = append(a.spread, m)
+		}
+	}
+	a.perKind[m.What]++
 }
 
 func (a *abstraction) event(e *history.Event) {
@@ -285,7 +315,20 @@ func (a *abstraction) op(e *history.Event) {
 	}
 	if inv, ok := a.inFlight[e.Process]; ok {
 		delete(a.inFlight, e.Process)
-		a.moment(inv.Time+(e.Time-inv.Time)/2, scenario.TriggerInFlight, e.Process, e.F)
+		// the node to hit while it is under way: the leader, when a node
+		// claims leadership (whose being cut off or stopped a read or
+		// write feels first), else the node that served it (the member,
+		// on real servers) or the one its client talks to
+		node := e.Process
+		switch {
+		case a.current != "" && a.leaderAt[a.current]:
+			node = a.current
+		case e.Served != "":
+			node = e.Served
+		case e.Node != "":
+			node = e.Node
+		}
+		a.spreadMoment(Moment{At: time.Duration(inv.Time + (e.Time-inv.Time)/2), What: scenario.TriggerInFlight, Node: node, Value: e.F})
 	}
 	a.add("op %s %s", e.F, e.Type)
 	if kinds := a.faultKinds(); kinds != "" {
@@ -367,6 +410,7 @@ func (a *abstraction) faultKinds() string {
 }
 
 func (a *abstraction) finish(end int64) {
+	a.moments = append(a.moments, a.spread...)
 	a.messageMoments()
 	if a.noLeader >= 0 {
 		a.longest = max(a.longest, time.Duration(end)-a.noLeader)

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -261,7 +262,7 @@ func (g *guided) plan(e *entry) {
 	byKind := map[scenario.Trigger][]Moment{}
 	var kinds []scenario.Trigger
 	for _, mo := range e.moments {
-		if mo.At >= g.d.duration-time.Microsecond || !g.aimable(mo.What) {
+		if !g.aimable(mo) {
 			continue
 		}
 		if len(byKind[mo.What]) == 0 {
@@ -303,12 +304,16 @@ func triggerRank(t scenario.Trigger) int {
 	return slices.Index(scenario.Triggers, t)
 }
 
-// aimable reports whether a fault may be aimed at a moment of kind what:
-// when the vocabulary has its trigger, or starts faults at a time, which
-// the moment's time then is. A grant or a leader change is a moment worth
+// aimable reports whether a fault may be aimed at a moment: one within
+// the vocabulary's bounds on a start, of a kind whose trigger the
+// vocabulary has, or any kind when it starts faults at a time, which the
+// moment's time then is. A grant or a leader change is a moment worth
 // aiming at even where the vocabulary lets faults start only at a time.
-func (g *guided) aimable(what scenario.Trigger) bool {
-	return slices.Contains(g.d.v.Triggers, what) || slices.Contains(g.d.v.Triggers, scenario.TriggerTime)
+func (g *guided) aimable(mo Moment) bool {
+	if mo.At < g.d.v.At[0] || mo.At > g.d.v.At[1] || mo.At >= g.d.duration-time.Microsecond {
+		return false // a fault cannot start there: clamped, it would miss the moment
+	}
+	return slices.Contains(g.d.v.Triggers, mo.What) || slices.Contains(g.d.v.Triggers, scenario.TriggerTime)
 }
 
 // splice joins the first faults of a and the last of b, within the
@@ -428,7 +433,7 @@ func (g *guided) one(s *Schedule) *scenario.Fault {
 func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 	byKind := map[scenario.Trigger][]Moment{}
 	for _, mo := range parent.moments {
-		if mo.At < g.d.duration-time.Microsecond && g.aimable(mo.What) {
+		if g.aimable(mo) {
 			byKind[mo.What] = append(byKind[mo.What], mo)
 		}
 	}
@@ -454,15 +459,27 @@ func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 // with a trigger, it is armed just before the moment, and may name the
 // node and value the moment had, so that on the simulator, whose run with
 // the same seed is the same up to there, it fires at that very event. A
-// planned aim adds a fault, hits the moment's node and starts just
-// before the moment.
+// planned aim adds a fault (in place of one, when the schedule is full),
+// hits the moment's node (a partition isolates it, where the vocabulary
+// has that shape), starts just before the moment and lasts long (the
+// upper half of the vocabulary's durations): a fault aimed at a moment
+// is meant to be in force through what follows it.
 func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 	var f *scenario.Fault
-	if len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0) {
+	switch {
+	case len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0):
 		s.Faults = append(s.Faults, g.d.fault(g.rng))
 		f = &s.Faults[len(s.Faults)-1]
-	} else {
+	case planned:
+		// the schedule is full: a fresh fault takes one's place, so that
+		// the aim is a fault of its own, not one of the parent's moved
 		f = g.one(s)
+		*f = g.d.fault(g.rng)
+	default:
+		f = g.one(s)
+	}
+	if planned && f.Kind == string(nemesis.Partition) && slices.Contains(g.d.v.Shapes, nemesis.Isolate) {
+		f.Shape = string(nemesis.Isolate) // cut the moment's node off
 	}
 	if node := mo.Node; node != "" && (planned || g.rng.IntN(2) == 0) {
 		if mo.What == scenario.TriggerLeader && slices.Contains(g.d.nodes, mo.Value) {
@@ -471,6 +488,13 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 		g.aimAt(f, node)
 	}
 	if planned {
+		if lasts(f.Kind) {
+			// in force through what follows the moment: the upper half
+			// of the vocabulary's durations, on a log scale
+			lo, hi := g.d.v.For[0], g.d.v.For[1]
+			mid := time.Duration(math.Sqrt(float64(lo) * float64(hi)))
+			f.For = dur(max(time.Microsecond, round(logUniform(g.rng, mid, hi))))
+		}
 		f.When = nil
 		f.At = dur(g.clamp(mo.At - round(logUniform(g.rng, time.Microsecond, time.Millisecond))))
 		return
