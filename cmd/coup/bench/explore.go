@@ -36,7 +36,7 @@ var Zoo = []ZooBug{
 	{File: "centralised-short-collect.toml", Campaigns: 5, Budget: 3000},
 	{File: "go-kv-stale-read.toml", Campaigns: 5, Budget: 10},
 	{File: "raft-local-reads.toml", Campaigns: 5, Budget: 10},
-	{File: "tcp-leader-async.toml", Campaigns: 3, Budget: 6},
+	{File: "tcp-leader-async.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-serializable-reads.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-lock-paused-holder.toml", Campaigns: 3, Budget: 5},
 }
