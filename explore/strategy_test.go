@@ -39,7 +39,8 @@ func TestSchedulesAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/*.toml")
 	sims, _ := filepath.Glob("../scenarios/sim/*.toml")
 	explored, _ := filepath.Glob("../scenarios/explore/*.toml")
-	files = append(append(files, sims...), explored...)
+	zoo, _ := filepath.Glob("../scenarios/zoo/*.toml")
+	files = append(append(append(files, sims...), explored...), zoo...)
 	if len(files) < 10 {
 		t.Fatalf("%d scenarios", len(files))
 	}

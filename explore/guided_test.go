@@ -1,0 +1,140 @@
+package explore
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
+)
+
+// aimScenario starts faults between 300ms and 900ms, at a time only, on
+// any one node.
+const aimScenario = `name = "aims"
+algorithm = "bully"
+nodes = 3
+duration = "1s"
+recovery = "200ms"
+
+[explore]
+kinds = ["pause", "partition"]
+targets = ["one"]
+shapes = ["isolate", "halves"]
+triggers = ["time"]
+max_faults = 2
+at = ["300ms", "900ms"]
+for = ["10ms", "640ms"]
+`
+
+// A guided lane's first run is random's first: it pays no run for a
+// baseline without faults.
+func TestGuidedFirstRunIsRandoms(t *testing.T) {
+	sc := loadFake(t)
+	for seed := int64(1); seed <= 5; seed++ {
+		r, _ := newStrategy(Random, sc, seed, 0, 8)
+		g, _ := newStrategy(Guided, sc, seed, 0, 8)
+		got, want := g.next(0, 0), r.next(0, 0)
+		if !sameSchedule(got, want) || len(got.Faults) == 0 {
+			t.Errorf("seed %d: guided's first run %q, random's %q", seed, got, want)
+		}
+	}
+}
+
+// A new entry's plan takes each kind of moment in turn, and only moments
+// a fault may start at: none before the vocabulary's first start nor
+// after its last. Each planned child adds a fault that starts just before
+// its moment, hits its node (at a leader change, the leader believed in;
+// a partition isolates it) and lasts in the upper half of the
+// vocabulary's durations.
+func TestPlannedAims(t *testing.T) {
+	sc, err := scenario.Parse("aims.toml", aimScenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := newStrategy(Guided, sc, 1, 0, 8)
+	g := st.(*guided)
+	first := g.next(0, 0)
+	moments := []Moment{
+		{At: 100 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"}, // before 300ms
+		{At: 400 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"},
+		{At: 410 * time.Millisecond, What: scenario.TriggerLeader, Node: "n2", Value: "n3"},
+		{At: 500 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "write"},
+		{At: 600 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "read"},
+		{At: 950 * time.Millisecond, What: scenario.TriggerAcquire, Node: "c1"}, // after 900ms
+	}
+	g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: moments})
+	if len(g.aims) != aimsPerEntry {
+		t.Fatalf("%d aims planned, want %d: %+v", len(g.aims), aimsPerEntry, g.aims)
+	}
+	kinds := map[scenario.Trigger]int{}
+	for i, p := range g.aims {
+		kinds[p.moment.What]++
+		if p.moment.At < 300*time.Millisecond || p.moment.At > 900*time.Millisecond {
+			t.Errorf("aim %d at %s, outside the vocabulary's starts", i, p.moment.At)
+		}
+		if i < 2 && (i == 0) != (p.moment.What == scenario.TriggerLeader) {
+			t.Errorf("aim %d at a %s moment: want a leader change, then an operation under way", i, p.moment.What)
+		}
+	}
+	if kinds[scenario.TriggerLeader] != 2 || kinds[scenario.TriggerInFlight] != 2 {
+		t.Fatalf("aims by kind %v, want 2 leader changes and 2 operations under way", kinds)
+	}
+	mid := time.Duration(math.Sqrt(float64(10*time.Millisecond) * float64(640*time.Millisecond)))
+	for i := range aimsPerEntry {
+		p := g.aims[0]
+		child := g.next(1+2*i, 1+2*i) // planned children come every other run at most
+		for len(g.aims) > 0 && g.aims[0] == p {
+			child = g.next(2+2*i, 2+2*i)
+		}
+		var aimed *scenario.Fault
+		for j := range child.Faults {
+			f := &child.Faults[j]
+			if f.At.D <= p.moment.At && f.At.D >= p.moment.At-time.Millisecond && f.When == nil {
+				aimed = f
+			}
+		}
+		if aimed == nil {
+			t.Fatalf("aim at %s %s: no fault starts just before it in %q", p.moment.What, p.moment.At, child)
+		}
+		want := p.moment.Node
+		if p.moment.What == scenario.TriggerLeader {
+			want = p.moment.Value
+		}
+		if !aimed.Target.Set || aimed.Target.Names[0] != want {
+			t.Errorf("aim at %s %s hits %v, want %s", p.moment.What, p.moment.At, aimed.Target.Names, want)
+		}
+		if aimed.Kind == "partition" && aimed.Shape != "isolate" {
+			t.Errorf("aim at %s %s: partition shape %q, want isolate", p.moment.What, p.moment.At, aimed.Shape)
+		}
+		if aimed.For.D < mid || aimed.For.D > 640*time.Millisecond {
+			t.Errorf("aim at %s %s lasts %s, want %s to 640ms", p.moment.What, p.moment.At, aimed.For.D, mid)
+		}
+	}
+}
+
+// The moments of operations under way span the run, not only its first
+// operations, and stay bounded; each names the leader of its time.
+func TestInFlightMomentsSpanTheRun(t *testing.T) {
+	h := hist(t, "many operations", func(b *histBuilder) {
+		for i := int64(0); i < 900; i++ {
+			b.op(50+i, "c1", history.OpInvoke, "read").op(50+i, "c1", history.OpOK, "read")
+		}
+	})
+	_, moments := Abstract(h, nil)
+	var at []time.Duration
+	for _, m := range moments {
+		if m.What == scenario.TriggerInFlight {
+			at = append(at, m.At)
+			if m.Node != "n3" {
+				t.Errorf("moment at %s names %s, want the leader n3", m.At, m.Node)
+			}
+		}
+	}
+	if len(at) == 0 || len(at) > maxMoments {
+		t.Fatalf("%d moments of operations under way, want 1 to %d", len(at), maxMoments)
+	}
+	if first, last := at[0], at[len(at)-1]; first > 60*time.Millisecond || last < 600*time.Millisecond {
+		t.Errorf("moments from %s to %s: want them to span 50ms to 950ms", first, last)
+	}
+}
