@@ -40,7 +40,8 @@ func TestSchedulesAreValid(t *testing.T) {
 	sims, _ := filepath.Glob("../scenarios/sim/*.toml")
 	explored, _ := filepath.Glob("../scenarios/explore/*.toml")
 	zoo, _ := filepath.Glob("../scenarios/zoo/*.toml")
-	files = append(append(append(files, sims...), explored...), zoo...)
+	found, _ := filepath.Glob("../scenarios/zoo/found/*.toml")
+	files = append(append(append(append(files, sims...), explored...), zoo...), found...)
 	if len(files) < 10 {
 		t.Fatalf("%d scenarios", len(files))
 	}
