@@ -21,6 +21,10 @@ const (
 	// KindLimit: the harness stopped recording something past a bound
 	// (what "messages": history.max_messages); it goes on counting it.
 	KindLimit Kind = "limit"
+	// KindReady: the cluster was first seen ready: a node leading (value,
+	// with its term) and every other node following it; detail says
+	// what was seen. Real servers' runs record it once, when it happens.
+	KindReady Kind = "ready"
 )
 
 // Process event whats: the life of a node process.
@@ -172,6 +176,12 @@ type Meta struct {
 	// history (virtual time, the algorithm in process); false for a run
 	// of real processes.
 	Simulated bool `json:"simulated,omitempty"`
+	// Ready is what the run waited to see before its faults and workload
+	// began, for a driver that watches the cluster form (real servers:
+	// "port", "leader" or "followers"); empty for one that does not. Such
+	// a run records the moment the cluster was first seen ready (a ready
+	// event), whatever it waited for.
+	Ready string `json:"ready,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

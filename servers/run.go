@@ -64,6 +64,7 @@ type run struct {
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
+	down     chan struct{} // a host went down on its own (hostDown)
 
 	log *lifecycle.Log // harness.log and the console
 }
@@ -92,11 +93,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 }
 
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{})}
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{}), down: make(chan struct{}, 1)}
 	r.log = f.NewLog(opts.Progress)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
+	meta := lifecycle.RunMeta(sc)
+	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D})
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r.life
@@ -104,17 +107,19 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 
 var _ lifecycle.Driver = (*run)(nil)
 
-// Start lays out the addresses, starts the proxies and every server, and
-// waits until each accepts connections on its ready port
-// (lifecycle.Driver). That moment is the run's zero.
+// Start lays out the addresses, starts the proxies and every node's host,
+// and waits until each process accepts connections on its ready port
+// (lifecycle.Driver). That moment is the run's zero. It then waits, when
+// the scenario asks, until the cluster is seen ready (awaitReady).
 func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
 	var err error
 	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
+	r.obs.learnAddresses(r.layout.nodes)
 	for _, node := range r.layout.nodes {
-		s := &server{r: r, id: node.ID, data: node}
+		s := newServer(r, node)
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
@@ -167,7 +172,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		r.rec.Record(e)
 	}
 	r.startPolls()
-	return nil
+	return r.awaitReady(ctx)
 }
 
 // observed records an observation: at once once the run has started,
