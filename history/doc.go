@@ -23,6 +23,7 @@
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	refused  node, what (output|line|report|reply|dest|…), detail
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
+//	ready    value (the leader), term, detail (what each node believed then)
 //	end      (the run finished normally; absent when it was killed)
 //
 // A client operation is an invoke event and, later, one completion (ok,
@@ -59,6 +60,11 @@
 // at its bound (history.max_messages), which bounds the history whatever
 // the nodes send; from then on messages are counted on the end event only,
 // and the checks that need every message say they cannot judge.
+//
+// A ready event says that the cluster was first seen ready: a node leading
+// and every other node following it. A run of real servers records it
+// once, when it happens, and its meta event says what the run waited for
+// before its faults began (ready).
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

@@ -55,7 +55,8 @@ type Results struct {
 	// outcome.
 	Headline string `json:"headline"`
 	// Notes explain every check whose verdict differs from the
-	// expectation, one sentence each.
+	// expectation, one sentence each, and say when a fault began before
+	// the cluster was ready (Ready).
 	Notes    []string `json:"notes,omitempty"`
 	ExitCode int      `json:"exit_code"`
 	// Checks holds each check's verdict and evidence, by name.
@@ -70,6 +71,9 @@ type Results struct {
 	Skipped []history.BadLine `json:"skipped_lines,omitempty"`
 	// Error is set when the run itself failed (a node would not start).
 	Error string `json:"error,omitempty"`
+	// Ready says when the cluster was first seen ready and which faults
+	// began before, for a run that watched it form (real servers).
+	Ready *Ready `json:"ready,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -140,6 +144,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		Stats:     computeStats(h),
 		Complete:  h.Ended,
 		Skipped:   h.Bad,
+		Ready:     readyOf(h),
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -192,6 +197,9 @@ func (r *Results) compare() {
 	if j.anyFailure && r.Valid == checks.True {
 		unexpected = true
 		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
+	}
+	if n := r.Ready.note(); n != "" {
+		r.Notes = append(r.Notes, n)
 	}
 	switch {
 	case unexpected && r.Complete:
