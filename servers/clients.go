@@ -53,8 +53,10 @@ func newClients(r *run) *clients {
 	}
 	w, timeout := lifecycle.NewWorkload(r.sc)
 	addr := map[string]string{}
+	ports := map[string]map[string]string{} // every port, for a client that uses more than one
 	for _, n := range r.layout.nodes {
 		addr[n.ID] = n.Addr["client"]
+		ports[n.ID] = n.Addr
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
@@ -69,6 +71,8 @@ func newClients(r *run) *clients {
 			z.sessionTimeout = r.sv.LockTTL.D
 		}
 		c.kv = z
+	case scenario.ClientRedis:
+		c.kv = newRedisKV(ports, redisNames(r.layout.nodes))
 	}
 	return c
 }
