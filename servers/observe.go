@@ -220,7 +220,7 @@ func (o *observer) resolveHeld() {
 			if !ok {
 				continue
 			}
-			rd := b.held
+			rd := o.ownTerm(node, b, b.held)
 			b.held = nil
 			if leader == node && rd.term != nil {
 				if _, seen := o.claims[*rd.term]; !seen {
@@ -231,6 +231,26 @@ func (o *observer) resolveHeld() {
 			o.record(node, b, leader, rd)
 		}
 	}
+}
+
+// ownTerm is a reading whose role says the node leads, but which names
+// another node as leader (a server that is master while its sidecar
+// names another master): the term it gives is that other's, so the
+// node's claim keeps the term it had, or has none. Any other reading is
+// returned as it is.
+func (o *observer) ownTerm(node string, b *belief, rd *reading) *reading {
+	if rd.role != scenario.RoleLeader || rd.leader == "" {
+		return rd
+	}
+	if other, ok := o.names[rd.leader]; !ok || other == node {
+		return rd
+	}
+	own := *rd
+	own.term = nil
+	if b.recorded && b.leader == node {
+		own.term = b.term
+	}
+	return &own
 }
 
 // leaderOf is the leader a reading names, when it is known.

@@ -139,7 +139,11 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	if err := r.startProxies(); err != nil {
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
-	r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	if n := len(r.sv.Sidecars); n > 0 {
+		r.progress("starting %d hosts (%s): a server and %s each", len(r.servers), r.sc.Algorithm, console.Plural(n, "sidecar", "sidecars"))
+	} else {
+		r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	}
 	errs := make(chan error, len(r.servers))
 	for _, s := range r.servers {
 		go func() { errs <- s.start(ctx, false) }()
