@@ -111,7 +111,7 @@ func (c *clients) Invoke(op workloads.Op) {
 		case err == nil:
 			var head wire.ReplyHead
 			_ = json.Unmarshal(body, &head)
-			typ, value = workloads.Outcome(head, body, op.Result)
+			typ, value = workloads.Outcome(head, body, op.Result, op.Absent)
 		case errors.Is(err, errDefinite):
 			typ, value = history.OpFail, err.Error()
 		case ctx.Err() != nil && c.ctx.Err() == nil:

@@ -122,7 +122,7 @@ func TestEtcdKV(t *testing.T) {
 		if head.Type != s.typ || (s.code != 0 && (head.Code == nil || *head.Code != s.code)) || string(v.Value) != s.value {
 			t.Errorf("step %d (%s %+v): got %s, want type %s code %d value %q", i, s.f, s.fields, body, s.typ, s.code, s.value)
 		}
-		if typ, _ := workloads.Outcome(head, body, nil); s.typ == "error" && typ != history.OpFail {
+		if typ, _ := workloads.Outcome(head, body, nil, ""); s.typ == "error" && typ != history.OpFail {
 			t.Errorf("step %d: error %s recorded as %s, want fail", i, body, typ)
 		}
 	}

@@ -147,7 +147,7 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 		if env.Src != s.src || env.Dest != "c4" {
 			t.Errorf("%s: answered from %s to %s, want from %s to c4", s.req, env.Src, env.Dest, s.src)
 		}
-		if typ, _ := workloads.Outcome(head, body, nil); typ != s.outcome {
+		if typ, _ := workloads.Outcome(head, body, nil, ""); typ != s.outcome {
 			t.Errorf("%s: recorded as %s, want %s", s.req, typ, s.outcome)
 		}
 	}
@@ -156,7 +156,7 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 	g.mu.Unlock()
 	send(`{"src":"c4","dest":"n1","body":{"type":"write","msg_id":11,"key":0,"value":5}}`)
 	_, head, body := answerLine(t, out)
-	if typ, _ := workloads.Outcome(head, body, nil); head.InReplyTo != 11 || typ != history.OpInfo {
+	if typ, _ := workloads.Outcome(head, body, nil, ""); head.InReplyTo != 11 || typ != history.OpInfo {
 		t.Errorf("an error from etcd: %s recorded as %s, want info (unknown) in reply to 11", body, typ)
 	}
 	for _, want := range []string{"ignoring a request before init", "ignoring a line that is not a message"} {
