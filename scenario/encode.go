@@ -158,6 +158,10 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 	if w.Mix != nil {
 		put("mix", rawTOML(fmt.Sprintf("{ read = %s, write = %s, cas = %s }", value(w.Mix.Read), value(w.Mix.Write), value(w.Mix.Cas))))
 	}
+	if w.FinalReads != "" {
+		put("final_reads", w.FinalReads)
+	}
+	dur("final_after", w.FinalAfter)
 	if lines.Len() > 0 {
 		b.WriteString("\n[workload]\n")
 		b.Write(lines.Bytes())

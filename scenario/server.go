@@ -440,12 +440,12 @@ func (s *Scenario) validateServer() error {
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
-	case WorkloadMutex, WorkloadLinKV:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet:
 		if sv.Client == "" && len(sv.Adapter) == 0 {
 			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
 		}
 	default:
-		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
+		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)
 	}
 	if s.Elects == "" {
 		s.Elects = "any"

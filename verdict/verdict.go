@@ -117,6 +117,8 @@ func Evaluate(h *history.History) (*Results, error) {
 			kind = nodes.KindLinKV
 		case m.Workload == scenario.WorkloadEcho:
 			kind = nodes.KindEcho
+		case m.Workload == scenario.WorkloadSet:
+			kind = nodes.KindSet
 		}
 		names = checks.Defaults(kind)
 	}
