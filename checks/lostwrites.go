@@ -453,14 +453,14 @@ func faultsDuring(h *history.History, from, to int64) string {
 			continue
 		}
 		text := e.What
-		if e.Detail != "" {
+		switch {
+		case e.Detail != "":
 			text += " " + e.Detail
-		}
-		if len(e.Nodes) > 0 {
+		case len(e.Nodes) > 0:
 			text += " " + strings.Join(e.Nodes, ",")
 		}
 		if e.Name != "" {
-			text += " (" + e.Name + ")"
+			text = e.Name + " (" + text + ")"
 		}
 		f := &fault{start: e.Time, end: e.Time, text: text}
 		list = append(list, f)
@@ -479,7 +479,7 @@ func faultsDuring(h *history.History, from, to int64) string {
 	if len(names) > most {
 		names = append(names[:most-1:most-1], fmt.Sprintf("%d more", len(names)-(most-1)))
 	}
-	return strings.Join(names, "; ")
+	return strings.Join(names, ", ")
 }
 
 // explainLost writes the sentence and evidence of a history with lost
@@ -495,31 +495,34 @@ func (lw *lostJudgement) explainLost(h *history.History, r *Result, f *finals, n
 	if n > len(named) {
 		list += fmt.Sprintf(" and %d more", n-len(named))
 	}
-	var windows []string
-	for _, w := range lw.windows[:min(len(lw.windows), 3)] {
-		s := fmt.Sprintf("%d at %s by %s", w.Lost, fmtTime(w.From), w.Nodes)
+	window := func(w lostWindow) string {
+		s := "at " + fmtTime(w.From)
 		if w.To > w.From {
-			s = fmt.Sprintf("%d %s by %s", w.Lost, fmtSpan(w.From, w.To, ""), w.Nodes)
+			s = fmtSpan(w.From, w.To, "")
 		}
+		s += " by " + w.Nodes
 		if w.Faults != "" {
-			s += ", with " + w.Faults
+			s += ", while " + w.Faults
 		}
-		windows = append(windows, s)
+		return s
 	}
-	if len(lw.windows) > 3 {
-		windows = append(windows, fmt.Sprintf("%d more windows", len(lw.windows)-3))
+	when := window(lw.windows[0])
+	if len(lw.windows) > 1 {
+		var ws []string
+		for _, w := range lw.windows[:min(len(lw.windows), 3)] {
+			ws = append(ws, fmt.Sprintf("%d %s", w.Lost, window(w)))
+		}
+		if len(lw.windows) > 3 {
+			ws = append(ws, fmt.Sprintf("%d more windows", len(lw.windows)-3))
+		}
+		when = fmt.Sprintf("in %d windows: %s", len(lw.windows), strings.Join(ws, "; "))
 	}
 	why := "no final read invoked after its acknowledgement has it"
 	if lw.kv {
 		why = "no final read of its key invoked after its acknowledgement has its value, and no other write of the key may have come after it"
 	}
-	when := "at " + fmtTime(first)
-	if last > first {
-		when = fmtSpan(first, last, "")
-	}
-	r.Explanation = fmt.Sprintf("%d of %s %s lost (%s), acknowledged %s: %s; lost: %s; %s",
-		n, plural(acked, "acknowledged "+noun), isAre(n, "is", "are"), why,
-		when, strings.Join(windows, "; "), list, counts)
+	r.Explanation = fmt.Sprintf("%d of %s %s lost (%s), acknowledged %s; lost: %s; %s",
+		n, plural(acked, "acknowledged "+noun), isAre(n, "is", "are"), why, when, list, counts)
 	w := lw.lost[0]
 	r.Evidence = []history.Event{h.Events[w.invoke], h.Events[w.done]}
 	key := int64(0)

@@ -91,7 +91,7 @@ func TestLostWritesHandMade(t *testing.T) {
 				sread("c1", "n1", []int{1, 2, 5}, 200, 210).sread("c3", "n3", []int{1, 2, 5}, 211, 212).end(300).h(),
 			want:    False,
 			figures: map[string]any{"acknowledged_lost": 2, "acknowledged_present": 3, "lost_by_node": map[string]int{"n3": 2}},
-			says: []string{"2 of 5 acknowledged adds are lost", "lost: 3, 4;", "2 from 0.062s to 0.072s (10ms) by n3, with partition isolate n3 (faults[0]#1)",
+			says: []string{"2 of 5 acknowledged adds are lost", "lost: 3, 4;", "acknowledged from 0.062s to 0.072s (10ms) by n3, while faults[0]#1 (partition isolate)",
 				"acknowledged and lost 2, acknowledged and present 3"},
 		},
 		{
@@ -189,7 +189,7 @@ func TestLostWritesHandMade(t *testing.T) {
 				sadd("c2", "n2", 3, history.OpOK, 3100, 3200).sread("c2", "n2", []int{3}, 4000, 4010).end(5000).h(),
 			want:    False,
 			figures: map[string]any{"acknowledged_lost": 2},
-			says:    []string{"1 at 0.100s by n1; 1 at 3.000s by n1"},
+			says:    []string{"acknowledged in 2 windows: 1 at 0.100s by n1; 1 at 3.000s by n1"},
 		},
 		// lin-kv: a write's value, in the final reads of its key.
 		{
@@ -298,7 +298,7 @@ func TestLostWritesEvidence(t *testing.T) {
 		t.Errorf("lost %+v, want c3's 7 at n3", lost)
 	}
 	ws := r.Figures["lost_windows"].([]lostWindow)
-	if len(ws) != 1 || ws[0].Lost != 1 || ws[0].Nodes != "n3" || ws[0].Faults != "partition isolate n3 (faults[0]#1)" {
+	if len(ws) != 1 || ws[0].Lost != 1 || ws[0].Nodes != "n3" || ws[0].Faults != "faults[0]#1 (partition isolate)" {
 		t.Errorf("windows %+v", ws)
 	}
 }
