@@ -41,6 +41,9 @@ func etcdKey(k int) string { return "coup-kv/" + strconv.Itoa(k) }
 
 // Do carries out the operation against the node's member.
 func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	if sf, e, ok := setOpOf(op); ok {
+		return c.set(ctx, node, sf, e)
+	}
 	f, err := fieldsOf(op)
 	if err != nil {
 		return nil, err

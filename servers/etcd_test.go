@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +55,15 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v3/kv/range":
 		g.ranges = append(g.ranges, in)
 		out = rangeOf(dec(in["key"]))
+		if end, ok := in["range_end"]; ok { // every key in [key, range_end), keys only
+			var kvs []any
+			for _, k := range slices.Sorted(maps.Keys(g.kv)) {
+				if k >= dec(in["key"]) && k < dec(end) {
+					kvs = append(kvs, map[string]any{"key": enc(k)})
+				}
+			}
+			out = map[string]any{"kvs": kvs, "count": fmt.Sprint(len(kvs))}
+		}
 	case "/v3/kv/put":
 		g.kv[dec(in["key"])] = dec(in["value"])
 		out = map[string]any{}
