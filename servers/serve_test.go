@@ -130,6 +130,10 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 		{`{"src":"c4","dest":"n1","body":{"type":"read","msg_id":8,"key":0}}`, "read_ok", 0, "3", "n1", history.OpOK},
 		{`{"src":"c4","dest":"n1","body":{"type":"cas","msg_id":9,"key":0,"from":1,"to":2}}`, "error", 22, "", "n1", history.OpFail},
 		{`{"src":"c4","dest":"n2","body":{"type":"write","msg_id":10,"key":0,"value":4}}`, "error", 11, "", "n2", history.OpFail},
+		// The set workload's add and read, Maelstrom's g-set bodies.
+		{`{"src":"c4","dest":"n1","body":{"type":"add","msg_id":12,"element":9}}`, "add_ok", 0, "", "n1", history.OpOK},
+		{`{"src":"c4","dest":"n1","body":{"type":"add","msg_id":13,"element":1}}`, "add_ok", 0, "", "n1", history.OpOK},
+		{`{"src":"c4","dest":"n1","body":{"type":"read","msg_id":14}}`, "read_ok", 0, "[1,9]", "n1", history.OpOK},
 	}
 	for _, s := range steps {
 		send(s.req)
