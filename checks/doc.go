@@ -147,7 +147,8 @@
 //     write is lost or a value unexpected; unknown without final reads,
 //     without an acknowledged write, or when every acknowledged write is
 //     unjudged. The figures count every fate, name the first
-//     MaxLostNamed lost writes, and group the lost ones into the windows
+//     MaxLostNamed lost writes to be acknowledged, and group them all
+//     into the windows
 //     in which they were acknowledged (LostWindowGap apart at most),
 //     each with the nodes that acknowledged them and the faults in
 //     force. One pass over the writes, each judged by binary search

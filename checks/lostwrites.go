@@ -290,6 +290,10 @@ func judgeWrites(h *history.History, ws []*written, f *finals, kv bool) *lostJud
 			unexpected(r, k, strconv.Quote(o))
 		}
 	}
+	// The lost and divergent writes in the order they were acknowledged.
+	byAck := func(a, b *written) int { return cmp.Compare(a.done, b.done) }
+	slices.SortFunc(lw.lost, byAck)
+	slices.SortFunc(lw.divergent, byAck)
 	lw.windows = windowsOf(h, lw.lost)
 	return lw
 }
@@ -388,8 +392,6 @@ func windowsOf(h *history.History, lost []*written) []lostWindow {
 	if len(lost) == 0 {
 		return []lostWindow{}
 	}
-	acks := slices.Clone(lost)
-	slices.SortFunc(acks, func(a, b *written) int { return cmp.Compare(a.done, b.done) })
 	var out []lostWindow
 	var nodes map[string]bool
 	flush := func() {
@@ -397,7 +399,7 @@ func windowsOf(h *history.History, lost []*written) []lostWindow {
 		w.Nodes = strings.Join(slices.Sorted(maps.Keys(nodes)), ", ")
 		w.Faults = faultsDuring(h, w.From, w.To+LostWindowGap)
 	}
-	for _, w := range acks {
+	for _, w := range lost { // in the order they were acknowledged
 		t := h.Events[w.done].Time
 		if len(out) == 0 || t-out[len(out)-1].To > LostWindowGap {
 			if len(out) > 0 {
@@ -453,11 +455,11 @@ func faultsDuring(h *history.History, from, to int64) string {
 			continue
 		}
 		text := e.What
-		switch {
-		case e.Detail != "":
-			text += " " + e.Detail
-		case len(e.Nodes) > 0:
+		if len(e.Nodes) > 0 {
 			text += " " + strings.Join(e.Nodes, ",")
+		}
+		if e.Detail != "" {
+			text += ": " + e.Detail
 		}
 		if e.Name != "" {
 			text = e.Name + " (" + text + ")"

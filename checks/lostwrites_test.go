@@ -91,7 +91,7 @@ func TestLostWritesHandMade(t *testing.T) {
 				sread("c1", "n1", []int{1, 2, 5}, 200, 210).sread("c3", "n3", []int{1, 2, 5}, 211, 212).end(300).h(),
 			want:    False,
 			figures: map[string]any{"acknowledged_lost": 2, "acknowledged_present": 3, "lost_by_node": map[string]int{"n3": 2}},
-			says: []string{"2 of 5 acknowledged adds are lost", "lost: 3, 4;", "acknowledged from 0.062s to 0.072s (10ms) by n3, while faults[0]#1 (partition isolate)",
+			says: []string{"2 of 5 acknowledged adds are lost", "lost: 3, 4;", "acknowledged from 0.062s to 0.072s (10ms) by n3, while faults[0]#1 (partition n3: isolate)",
 				"acknowledged and lost 2, acknowledged and present 3"},
 		},
 		{
@@ -298,7 +298,7 @@ func TestLostWritesEvidence(t *testing.T) {
 		t.Errorf("lost %+v, want c3's 7 at n3", lost)
 	}
 	ws := r.Figures["lost_windows"].([]lostWindow)
-	if len(ws) != 1 || ws[0].Lost != 1 || ws[0].Nodes != "n3" || ws[0].Faults != "faults[0]#1 (partition isolate)" {
+	if len(ws) != 1 || ws[0].Lost != 1 || ws[0].Nodes != "n3" || ws[0].Faults != "faults[0]#1 (partition n3: isolate)" {
 		t.Errorf("windows %+v", ws)
 	}
 }
