@@ -46,6 +46,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	}
 	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
 	page.Mutex = m.mutexLanes()
+	page.Lost = lostWritesView(res)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
@@ -111,6 +112,8 @@ type reportPage struct {
 	MetricsLeftOut    int
 	MetricsUnreadable int
 	Mutex             *mutexView
+	// Lost is the lost-writes section, for a run judged by lost-writes.
+	Lost *lostView
 	// Files are the documents the checks made, beside the page.
 	Files []checks.File
 }
@@ -181,7 +184,7 @@ func eventText(e *history.Event) string {
 			parts = append(parts, fmt.Sprintf("(incarnation %d)", e.Incarnation))
 		}
 	case history.KindOp:
-		parts = append(parts, e.F, e.Type, "by "+e.Process, e.Value)
+		parts = append(parts, e.F, e.Type, "by "+e.Process, short(e.Value, maxOpValue))
 		if e.Token != nil {
 			parts = append(parts, fmt.Sprintf("fencing token %d", *e.Token))
 		}
@@ -291,6 +294,10 @@ func table(list []any) ([]string, [][]string) {
 	}
 	return head, rows
 }
+
+// maxOpValue bounds the value of an operation in an evidence row (a read
+// of a whole set may hold thousands of elements).
+const maxOpValue = 200
 
 // maxStatRows bounds each list of counts in the report.
 const maxStatRows = 50
