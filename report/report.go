@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -342,6 +344,7 @@ func statRows(s *verdict.Stats) [][2]string {
 	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
+	rows = append(rows, pollRows(s.Polls)...)
 	if _, ok := s.Counts[history.CountLinkConns]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountLinkConns, "links: connections through coup's proxies"},
@@ -354,6 +357,21 @@ func statRows(s *verdict.Stats) [][2]string {
 		} {
 			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
 		}
+	}
+	return rows
+}
+
+// pollRows are the polls' counts, one row per node (up to maxStatRows).
+func pollRows(polls map[string]verdict.PollStats) [][2]string {
+	var rows [][2]string
+	for i, node := range slices.Sorted(maps.Keys(polls)) {
+		if i == maxStatRows {
+			rows = append(rows, [2]string{"polls: more nodes", fmt.Sprint(len(polls) - maxStatRows)})
+			break
+		}
+		p := polls[node]
+		rows = append(rows, [2]string{"polls of " + short(node, 60) + ": answered, unanswered within the timeout, failed, rounds skipped (down)",
+			fmt.Sprintf("%d, %d, %d, %d", p.Answered, p.Unanswered, p.Failed, p.Skipped)})
 	}
 	return rows
 }

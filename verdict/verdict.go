@@ -79,6 +79,8 @@ type Stats struct {
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// Polls count a real server's polls, by node.
+	Polls map[string]PollStats `json:"polls,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -262,6 +264,7 @@ func computeStats(h *history.History) Stats {
 	if len(counts) > 0 {
 		s.Counts = counts
 	}
+	s.Polls = pollStats(counts)
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -364,6 +367,7 @@ func (r *Results) Summary() string {
 	} else {
 		r.messagesLine(&b)
 	}
+	b.WriteString(pollsLine(r.Stats.Polls))
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
