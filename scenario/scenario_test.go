@@ -327,7 +327,7 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 	for _, block := range blocks {
 		block = block[:strings.Index(block, "```")]
 		node := "algorithm = \"chang-roberts\"\n"
-		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
+		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) || strings.Contains(block, `kind = "set"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
 		if strings.Contains(block, "cut = ") {
