@@ -36,6 +36,13 @@ const (
 	CountLinkUnattributedOpen = "links.unattributed_open_at_end"
 	CountLinkHeld             = "links.chunks_held"
 	CountLinkCorrupted        = "links.chunks_corrupted"
+	// A connect across a stalled link gets no answer: the times a proxy
+	// shut its listen queue for it (new connects' SYNs dropped until the
+	// heal), and the connections that completed anyway (a proxy that
+	// finds its dialler by process cannot tell them apart before the
+	// handshake) and were held, their target dialled only at the heal.
+	CountLinkQueuesShut   = "links.queues_shut"
+	CountLinkConnectsHeld = "links.connects_held"
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"

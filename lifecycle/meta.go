@@ -23,6 +23,7 @@ func RunMeta(sc *scenario.Scenario) *history.Meta {
 		Stabilisation: int64(sc.Checks.Stabilisation.D),
 		StaleLeader:   int64(sc.Checks.StaleLeader.D),
 		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations, Either: sc.Expect.Either},
+		Servers:       sc.Server != nil,
 	}
 	if gst, ok := sc.GST(); ok {
 		m.GST = int64(gst)

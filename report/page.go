@@ -77,7 +77,7 @@ code { font-size: 0.92em; }
 <div class="sub">algorithm <b>{{.Results.Algorithm}}</b> · {{len .Meta.Nodes}} nodes · seed {{.Results.Seed}}{{if .Results.File}} · <code>{{.Results.File}}</code>{{end}}
 {{if .Meta.Simulated}} · <span class="badge sim" id="simulated" title="run by the deterministic simulator on a virtual clock, not by real processes; coup sim FILE --seed {{.Results.Seed}} replays it">simulated, seed {{.Results.Seed}}</span>{{end}}</div>
 <div class="outcome">Verdict: <span class="badge {{verdictClass .Results.Valid}}">valid = {{.Results.Valid}}</span>
-— the scenario expected {{if .Results.Expected.Valid}}a valid run{{else}}a violation{{if .Results.Expected.Violations}} of {{range $i, $v := .Results.Expected.Violations}}{{if $i}}, {{end}}{{$v}}{{end}}{{end}}{{end}},
+— {{.Results.Expectation}},
 so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).</div>
 {{if not .Results.Complete}}<p><b>The run did not finish:</b> the history has no end event, and only the part that was recorded was checked.</p>{{end}}
 {{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}

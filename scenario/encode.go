@@ -145,6 +145,9 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 	if w.Targets != nil && !slices.Equal(w.Targets, all) {
 		put("targets", w.Targets)
 	}
+	if on := w.On.encode(all); on != nil {
+		put("on", on)
+	}
 	if w.Rate != 0 && w.Rate != DefaultRate {
 		put("rate", w.Rate)
 	}

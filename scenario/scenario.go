@@ -117,6 +117,9 @@ type Workload struct {
 	// Targets are the nodes the clients talk to: client ci talks to the
 	// ((i−1) mod len)-th (default: every node, in ring order).
 	Targets []string `toml:"targets"`
+	// On places each client on a host, for real servers: "each" (the
+	// default, one per host in turn), a node, or a list (ClientHosts).
+	On ClientHosts `toml:"on"`
 	// Rate is how often the clients ask, over all clients, when nothing
 	// makes them wait: acquires per second for a lock, operations per
 	// second for lin-kv and echo. Each client pauses a random time with

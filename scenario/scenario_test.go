@@ -155,14 +155,22 @@ x = {y = 1, z = 2}
 k = 1
 [[f]]
 k = 2
+[g]
+"zoo.cfg" = "a"
+"." = "b"
+"" = "c"
+'A=B' = "d"
+h = { "a.b" = 1, "=" = 2 }
 `
 	l := newLocator(src)
 	tests := []struct {
 		path string
 		line int
 	}{
-		{"a", 1}, {"s", 2}, {"arr", 5}, {"t", 9}, {"t.quoted key", 10}, {"t.x", 11},
+		{"a", 1}, {"s", 2}, {"arr", 5}, {"t", 9}, {`t."quoted key"`, 10}, {"t.x", 11},
 		{"t.x.z", 11}, {"f[0].k", 13}, {"f[1].k", 15}, {"f[1].nothing", 14},
+		// Quoted keys are found as TOML writes them (keyPath), dots and all.
+		{`g."zoo.cfg"`, 17}, {`g."."`, 18}, {`g.""`, 19}, {`g."A=B"`, 20}, {`g.h."a.b"`, 21}, {`g.h."="`, 21},
 	}
 	for _, tt := range tests {
 		pos, ok := l.find(tt.path)

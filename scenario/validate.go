@@ -41,7 +41,8 @@ const (
 	MaxKeys   = 1 << 20
 	MaxValues = 1 << 30
 	// MaxNodes bounds the number of node processes of one run; `coup
-	// bench` measures a run of this many.
+	// bench` measures a run of this many. Real servers are bounded lower
+	// (MaxServers, and the files coup holds for them: limits.go).
 	MaxNodes = 1000
 )
 
@@ -98,6 +99,9 @@ func (s *Scenario) validate() error {
 		return err
 	}
 	if err := s.validateWorkload(); err != nil {
+		return err
+	}
+	if err := s.validateServerCount(); err != nil {
 		return err
 	}
 	s.nemesis = nil
@@ -259,6 +263,7 @@ var workloadKeys = []struct {
 	{"initiators", []string{WorkloadElection}, func(w *Workload) bool { return len(w.Initiators) > 0 }},
 	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
 	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
+	{"on", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.On.Set }},
 	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
 	{"hold", []string{WorkloadMutex}, func(w *Workload) bool { return w.Hold.Set }},
 	{"keys", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Keys != 0 }},
@@ -377,7 +382,7 @@ func (s *Scenario) validateClients() error {
 	case w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0):
 		return s.errorf("workload.rate", "must be a positive number of %s per second, got %v", rateUnit(w.Kind), w.Rate)
 	}
-	return nil
+	return s.validateClientHosts()
 }
 
 func rateUnit(kind string) string {

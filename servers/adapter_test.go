@@ -24,6 +24,10 @@ import (
 // of the wrong type before the right one. Modes: "serve" answers everything; "exit" exits
 // instead of answering its third request.
 func fakeAdapter(mode string) {
+	if mode == "probe" {
+		probeAdapter()
+		return
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 2<<20)
 	out := bufio.NewWriter(os.Stdout)

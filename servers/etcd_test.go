@@ -50,7 +50,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return map[string]any{}
 	}
-	var out any
+	var out map[string]any
 	switch r.URL.Path {
 	case "/v3/kv/range":
 		g.ranges = append(g.ranges, in)
@@ -82,6 +82,9 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
+	// Every answer's header names the member that served it, its raft id
+	// in decimal (8e9e05c52164694d in hexadecimal).
+	out["header"] = map[string]any{"cluster_id": "14841639068965178418", "member_id": "10276657743932975437", "raft_term": "2"}
 	json.NewEncoder(w).Encode(out)
 }
 
@@ -133,6 +136,12 @@ func TestEtcdKV(t *testing.T) {
 		json.Unmarshal(body, &v)
 		if head.Type != s.typ || (s.code != 0 && (head.Code == nil || *head.Code != s.code)) || string(v.Value) != s.value {
 			t.Errorf("step %d (%s %+v): got %s, want type %s code %d value %q", i, s.f, s.fields, body, s.typ, s.code, s.value)
+		}
+		var served struct {
+			ServedBy string `json:"served_by"`
+		}
+		if json.Unmarshal(body, &served); served.ServedBy != "8e9e05c52164694d" {
+			t.Errorf("step %d: served_by %q, want the header's member id in hexadecimal, 8e9e05c52164694d", i, served.ServedBy)
 		}
 		if typ, _ := workloads.Outcome(head, body, nil, ""); s.typ == "error" && typ != history.OpFail {
 			t.Errorf("step %d: error %s recorded as %s, want fail", i, body, typ)

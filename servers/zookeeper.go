@@ -70,6 +70,17 @@ func (c *zkKV) conn(process, node string) (*zk.Conn, error) {
 	return conn, nil
 }
 
+// node is the member at addr, of those the client was given; "" for
+// none.
+func (c *zkKV) node(addr string) string {
+	for id, a := range c.addr {
+		if a == addr {
+			return id
+		}
+	}
+	return ""
+}
+
 // close ends every session.
 func (c *zkKV) close() {
 	c.mu.Lock()
@@ -117,7 +128,7 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 	}()
 	select {
 	case r := <-done:
-		return r.body, r.err
+		return withServedBy(r.body, c.node(conn.Server())), r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
