@@ -303,6 +303,17 @@ func TestLostWritesEvidence(t *testing.T) {
 	}
 }
 
+// A lost write is the member's that served it, when the history says
+// which (a real server's answer), not the one its client was bound to.
+func TestLostWritesNameTheServingMember(t *testing.T) {
+	b := hist("n1", "n2", "n3").starts(0, "n1", "n2", "n3").sadd("c1", "n1", 1, history.OpOK, 10, 12)
+	b.events[len(b.events)-1].Served = "n3"
+	r := judge(t, "lost-writes", b.sread("c2", "n2", nil, 200, 210).end(300).h())
+	if r.Valid != False || !slices.Equal(r.Nodes, []string{"n3"}) || !strings.Contains(r.Explanation, "by n3") {
+		t.Errorf("got %v at %v (%s), want the write lost at n3, which served it", r.Valid, r.Nodes, r.Explanation)
+	}
+}
+
 // At most MaxLostNamed lost writes are named; the count counts them all.
 func TestLostWritesNamesTheFirst20(t *testing.T) {
 	b := hist("n1").starts(0, "n1")

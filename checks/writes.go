@@ -20,6 +20,8 @@ const fAdd = "add"
 // element, or a lin-kv write or cas of a value to a key (a cas writes its
 // to).
 type written struct {
+	// node is the member that served it, when its completion says so,
+	// else the one its request went to.
 	process, node string
 	f             string // add, write or cas
 	key           int64  // lin-kv only
@@ -86,6 +88,7 @@ func writesOf(h *history.History) (ws []*written, rs []*readOf, kv bool, bad *hi
 				rs = append(rs, r)
 			}
 		}
+		servedBy(h, ws, rs)
 		return ws, rs, true, bad, why
 	}
 	open := map[string]any{} // process -> its open *written or *readOf
@@ -136,7 +139,24 @@ func writesOf(h *history.History) (ws []*written, rs []*readOf, kv bool, bad *hi
 		}
 		delete(open, e.Process)
 	}
+	servedBy(h, ws, rs)
 	return ws, rs, false, bad, why
+}
+
+// servedBy names, as each operation's node, the member that served it
+// when its completion says so (a real server's answer), rather than the
+// one its client was bound to.
+func servedBy(h *history.History, ws []*written, rs []*readOf) {
+	for _, w := range ws {
+		if w.done >= 0 && h.Events[w.done].Served != "" {
+			w.node = h.Events[w.done].Served
+		}
+	}
+	for _, r := range rs {
+		if r.done >= 0 && h.Events[r.done].Served != "" {
+			r.node = h.Events[r.done].Served
+		}
+	}
 }
 
 // parseSet reads an ok read of the whole set: a JSON array whose integers
