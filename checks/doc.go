@@ -148,11 +148,12 @@
 //     without an acknowledged write, or when every acknowledged write is
 //     unjudged. The figures count every fate, name the first
 //     MaxLostNamed lost writes to be acknowledged, and group them all
-//     into the windows
-//     in which they were acknowledged (LostWindowGap apart at most),
-//     each with the nodes that acknowledged them and the faults in
-//     force. One pass over the writes, each judged by binary search
-//     among the final reads of its value.
+//     into the windows in which they were acknowledged (LostWindowGap
+//     apart at most), each with the nodes that acknowledged them and the
+//     faults in force. A write's node is the member that served it when
+//     its completion names one (Event.Served), else the one it went to.
+//     One pass over the writes, each judged by binary search among the
+//     final reads of its value.
 //
 // The echo check (EchoDefaults):
 //
