@@ -144,7 +144,7 @@ type Meta struct {
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
 	// Workload is the kind of the scenario's workload ("election",
-	// "mutex", "lin-kv", "echo", "none"); it picks the default checks of
+	// "mutex", "lin-kv", "set", "echo", "none"); it picks the default checks of
 	// a foreign node's history that names none.
 	Workload string   `json:"workload,omitempty"`
 	Nodes    []string `json:"nodes"`
