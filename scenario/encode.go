@@ -82,6 +82,7 @@ func (s *Scenario) Encode(header string) []byte {
 		b.WriteString("\n[[faults]]\n")
 		f.encode(kv, dur)
 	}
+	s.encodeExplore(&b)
 	c := &s.Checks
 	if (c.Run != nil && !slices.Equal(c.Run, checks.Defaults(s.Kind()))) || c.Termination.Set || c.Stabilisation.Set || c.Progress.Set || c.StaleLeader.Set {
 		b.WriteString("\n[checks]\n")

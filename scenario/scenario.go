@@ -62,6 +62,10 @@ type Scenario struct {
 	Expect   Expect   `toml:"expect"`
 	History  History  `toml:"history"`
 
+	// Explore, when set, is the vocabulary `coup explore` draws fault
+	// schedules from (see Explore and Vocabulary).
+	Explore *Explore `toml:"explore"`
+
 	// File is the path the scenario was loaded from.
 	File string `toml:"-"`
 

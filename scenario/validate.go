@@ -115,6 +115,9 @@ func (s *Scenario) validate() error {
 		errors.As(err, &fe)
 		return s.errorf(fmt.Sprintf("faults[%d].%s", i, fe.Field), "%s", fe.Msg)
 	}
+	if err := s.validateExplore(); err != nil {
+		return err
+	}
 	if err := s.validateChecks(); err != nil {
 		return err
 	}
