@@ -223,7 +223,7 @@ func (s *Scenario) defaultVocabulary() Vocabulary {
 // may be in flight.
 func (s *Scenario) hasClients() bool {
 	switch s.Workload.Kind {
-	case WorkloadMutex, WorkloadLinKV, WorkloadEcho:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho:
 		return s.Server == nil || s.Server.Client != "" || len(s.Server.Adapter) > 0
 	}
 	return false

@@ -107,3 +107,15 @@ func TestBadSetScenarios(t *testing.T) {
 		})
 	}
 }
+
+// A set workload has clients whose adds may be in flight: coup explore
+// may aim a fault at one.
+func TestSetVocabularyHasInFlight(t *testing.T) {
+	s, err := Parse("set.toml", goodSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Vocabulary(); !slices.Contains(v.Triggers, TriggerInFlight) {
+		t.Errorf("triggers %v, want %s among them", v.Triggers, TriggerInFlight)
+	}
+}
