@@ -56,6 +56,10 @@ type run struct {
 	writers sync.WaitGroup // the members' writers
 
 	log *lifecycle.Log // harness.log and the console
+
+	// program is the executable of an algorithm that is a program of its
+	// own (memberlist), found before any node starts; "" for the others.
+	program string
 }
 
 // Run runs a scenario with real processes and returns its results and its
@@ -176,6 +180,10 @@ func (r *run) Progress(at time.Duration, format string, args ...any) {
 // answered (or one has failed), that moment is the run's zero: the meta
 // event is recorded, the gate opens, and each node's start is recorded.
 func (r *run) startAll(zero func(took time.Duration)) error {
+	if err := r.findProgram(); err != nil {
+		r.openGate(zero)
+		return err
+	}
 	r.log.Progress("starting %d nodes", len(r.names))
 	type started struct {
 		i     int
@@ -214,13 +222,19 @@ func (r *run) startAll(zero func(took time.Duration)) error {
 	if len(others) > 0 {
 		first = fmt.Errorf("%w\n  %s failed to start too", first, nameList(others))
 	}
-	r.zero = time.Now()
-	zero(r.log.SetZero(r.zero))
-	close(r.gate)
+	r.openGate(zero)
 	for _, ready := range readies {
 		<-ready
 	}
 	return first
+}
+
+// openGate makes now the run's zero: the meta event is recorded and the
+// nodes' readers may record.
+func (r *run) openGate(zero func(took time.Duration)) {
+	r.zero = time.Now()
+	zero(r.log.SetZero(r.zero))
+	close(r.gate)
 }
 
 // Stop stops the workload and every process, drops what is still in

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,9 @@ type Driver interface {
 	// times and of every time the console shows, and zero records the
 	// meta event there, before any node's start. took is how long the
 	// start took on the real clock (0 on a virtual one), which the
-	// console's "nodes up" line shows.
+	// console's "nodes up" line shows. A Start that fails calls it too,
+	// and returns why (ErrNodeStart, wrapped), or ErrInterrupted (wrapped
+	// or not) when ctx ended first.
 	Start(ctx context.Context, zero func(took time.Duration)) error
 	// Begin starts the workload's clients. The lifecycle calls it once the
 	// faults due at the start are carried out.
@@ -88,12 +91,14 @@ type Config struct {
 }
 
 // ErrNodeStart marks a run whose nodes did not all start or answer
-// init: the node program is missing or does not speak the protocol.
-// Nothing ran, so nothing is judged (verdict.Unstarted).
+// init: the node program is missing or does not speak the protocol, a
+// server did not come up, or coup could not set up what the nodes need.
+// Nothing ran, so nothing is judged: the history's unstarted event says
+// why.
 var ErrNodeStart = errors.New("a node failed to start")
 
 // ErrInterrupted is a run's error when its context ended before the run
-// did.
+// did; before every node was up, nothing ran and nothing is judged.
 var ErrInterrupted = errors.New("interrupted")
 
 // Run is one run's lifecycle: start, the workload and the faults until the
@@ -188,28 +193,56 @@ func (r *Run) unwatch() {
 }
 
 // Start starts every node through the driver; the meta event is recorded
-// at the run's zero. It does its work once; a start that failed is not
-// tried again.
+// at the run's zero. A start that fails is recorded too: the meta event
+// (if the driver failed before its zero), then an unstarted event that
+// says why, so that whoever reads the history (coup run, coup check) knows
+// the run did not start, and why. It does its work once; a start that
+// failed is not tried again.
 func (r *Run) Start(ctx context.Context) error {
 	if r.started {
 		return r.startErr
 	}
 	r.started = true
+	zeroed := false
 	var took time.Duration
-	r.startErr = r.d.Start(ctx, func(t time.Duration) {
-		took = t
+	zero := func(t time.Duration) {
+		zeroed, took = true, t
 		if r.cfg.Meta != nil {
 			r.d.Record(history.Event{Kind: history.KindMeta, Meta: r.cfg.Meta})
 		}
-	})
-	if r.startErr == nil {
-		if took > 0 {
-			r.d.Progress(r.d.Now(), "nodes up after %s; running for %s", took.Round(time.Millisecond), r.cfg.Duration)
-		} else {
-			r.d.Progress(r.d.Now(), "nodes up; running for %s", r.cfg.Duration)
-		}
 	}
-	return r.startErr
+	r.startErr = r.d.Start(ctx, zero)
+	if !zeroed {
+		zero(0) // a driver that failed before its zero: the history still begins with its meta event
+	}
+	if r.startErr != nil {
+		u := unstartedEvent(r.startErr)
+		r.d.Record(u)
+		r.d.Logf("the run did not start (%s): %s", u.What, u.Detail)
+		return r.startErr
+	}
+	if took > 0 {
+		r.d.Progress(r.d.Now(), "nodes up after %s; running for %s", took.Round(time.Millisecond), r.cfg.Duration)
+	} else {
+		r.d.Progress(r.d.Now(), "nodes up; running for %s", r.cfg.Duration)
+	}
+	return nil
+}
+
+// unstartedEvent is the unstarted event of a run whose start ended with err:
+// interrupted when err is ErrInterrupted, failed otherwise, with err's
+// text (less ErrNodeStart's, which the event's kind says) as its detail.
+func unstartedEvent(err error) history.Event {
+	e := history.Event{Kind: history.KindUnstarted, What: history.UnstartedFailed, Detail: err.Error()}
+	switch {
+	case err == ErrInterrupted:
+		e.What, e.Detail = history.UnstartedInterrupted, "interrupted before every node was up"
+	case errors.Is(err, ErrInterrupted):
+		e.What = history.UnstartedInterrupted
+	default:
+		e.Detail = strings.TrimPrefix(e.Detail, ErrNodeStart.Error()+": ")
+	}
+	return e
 }
 
 // Until drives the nemesis until t, while the driver runs everything else:

@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
 )
@@ -241,7 +241,6 @@ func (h *localHost) waitReady(ctx context.Context, hp *hostProcess, deadline tim
 	if hp.ready == "" {
 		return nil
 	}
-	logName := strings.TrimSuffix(filepath.Base(hp.log.Name()), ".log")
 	for {
 		c, err := net.DialTimeout("tcp", hp.ready, 200*time.Millisecond)
 		if err == nil {
@@ -250,13 +249,15 @@ func (h *localHost) waitReady(ctx context.Context, hp *hostProcess, deadline tim
 		}
 		select {
 		case <-hp.exited:
-			return fmt.Errorf("%s exited before it accepted connections on %s (its log: %s.log)", hp.label, hp.ready, logName)
+			// Its output is all in its log by now: the cause is usually
+			// at its end.
+			return fmt.Errorf("%s exited before it accepted connections on %s%s", hp.label, hp.ready, console.LogTail(hp.log.Name()))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not accept connections on %s within %s (its log: %s.log)", hp.label, hp.ready, h.sv.StartTimeout.D, logName)
+			return fmt.Errorf("%s did not accept connections on %s within %s%s", hp.label, hp.ready, h.sv.StartTimeout.D, console.LogTail(hp.log.Name()))
 		}
 	}
 }

@@ -107,62 +107,26 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 
 var _ lifecycle.Driver = (*run)(nil)
 
-// Start lays out the addresses, starts the proxies and every node's host,
-// and waits until each process accepts connections on its ready port
-// (lifecycle.Driver). That moment is the run's zero. It then waits, when
-// the scenario asks, until the cluster is seen ready (awaitReady).
+// Start lays out the addresses, starts the client processes (when the
+// clients are processes), the proxies and every node's host, and waits
+// until each process accepts connections on its ready port
+// (lifecycle.Driver). That moment, or the moment one of these steps
+// failed, is the run's zero: a start that failed returns why, in coup's
+// words or the server's (the end of its log), or that it was interrupted,
+// and in which step. It then waits, when the scenario asks, until the
+// cluster is seen ready (awaitReady).
 func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
-	var err error
-	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	r.obs.learnAddresses(r.layout.nodes)
-	for _, node := range r.layout.nodes {
-		s := newServer(r, node)
-		r.servers = append(r.servers, s)
-		r.byID[node.ID] = s
-	}
-	r.clients = newClients(r)
-	if r.clients != nil && r.sv.ClientsAreProcesses() {
-		r.progress("starting %d client processes", r.sc.Workload.Clients)
-		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
-		if err != nil {
-			if ctx.Err() != nil {
-				return lifecycle.ErrInterrupted
-			}
-			return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-		}
-		r.adapters = ads
-		r.clients.kv = ads
-	}
-	if err := r.startProxies(); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	if n := len(r.sv.Sidecars); n > 0 {
-		r.progress("starting %d hosts (%s): a server and %s each", len(r.servers), r.sc.Algorithm, console.Plural(n, "sidecar", "sidecars"))
-	} else {
-		r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
-	}
-	errs := make(chan error, len(r.servers))
-	for _, s := range r.servers {
-		go func() { errs <- s.start(ctx, false) }()
-	}
-	var first error
-	for range r.servers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
+	step, err := r.startAll(ctx)
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()
 	zero(r.log.SetZero(r.zero))
-	if first != nil {
+	if err != nil {
 		if ctx.Err() != nil {
-			return lifecycle.ErrInterrupted
+			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, first)
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
 	for _, s := range r.servers {
 		r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
@@ -177,6 +141,53 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	}
 	r.startPolls()
 	return r.awaitReady(ctx)
+}
+
+// startAll does Start's steps in order, up to the first that fails, and
+// returns that step ("starting 3 servers (etcd)") with its error.
+func (r *run) startAll(ctx context.Context) (string, error) {
+	step := "laying out the addresses"
+	var err error
+	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+		return step, err
+	}
+	r.obs.learnAddresses(r.layout.nodes)
+	for _, node := range r.layout.nodes {
+		s := newServer(r, node)
+		r.servers = append(r.servers, s)
+		r.byID[node.ID] = s
+	}
+	r.clients = newClients(r)
+	if r.clients != nil && r.sv.ClientsAreProcesses() {
+		step = fmt.Sprintf("starting %s", console.Plural(r.sc.Workload.Clients, "client process", "client processes"))
+		r.progress("%s", step)
+		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
+		if err != nil {
+			return step, err
+		}
+		r.adapters = ads
+		r.clients.kv = ads
+	}
+	step = "starting the proxies"
+	if err := r.startProxies(); err != nil {
+		return step, fmt.Errorf("start the proxies: %w", err)
+	}
+	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	if n := len(r.sv.Sidecars); n > 0 {
+		step = fmt.Sprintf("starting %d hosts (%s): a server and %s each", len(r.servers), r.sc.Algorithm, console.Plural(n, "sidecar", "sidecars"))
+	}
+	r.progress("%s", step)
+	errs := make(chan error, len(r.servers))
+	for _, s := range r.servers {
+		go func() { errs <- s.start(ctx, false) }()
+	}
+	var first error
+	for range r.servers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return step, first
 }
 
 // observed records an observation: at once once the run has started,

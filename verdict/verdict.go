@@ -74,6 +74,10 @@ type Results struct {
 	// Ready says when the cluster was first seen ready and which faults
 	// began before, for a run that watched it form (real servers).
 	Ready *Ready `json:"ready,omitempty"`
+	// Unstarted says how a run whose nodes did not all start ended
+	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
+	// run that started. Error then says why.
+	Unstarted string `json:"unstarted,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -88,6 +92,8 @@ type Stats struct {
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// Polls count a real server's polls, by node.
+	Polls map[string]PollStats `json:"polls,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -111,8 +117,13 @@ type MessageStats struct {
 }
 
 // Evaluate runs the history's checks and compares the verdict with the
-// expectation the history's meta event carries.
+// expectation the history's meta event carries. A history whose run did
+// not start (it has an unstarted event) is not judged: its results say
+// why, as coup run said.
 func Evaluate(h *history.History) (*Results, error) {
+	if h.Unstarted != nil {
+		return unstarted(h), nil
+	}
 	m := &h.Meta
 	names := m.Checks
 	if len(names) == 0 {
@@ -126,6 +137,8 @@ func Evaluate(h *history.History) (*Results, error) {
 			kind = nodes.KindLinKV
 		case m.Workload == scenario.WorkloadEcho:
 			kind = nodes.KindEcho
+		case m.Workload == scenario.WorkloadSet:
+			kind = nodes.KindSet
 		}
 		names = checks.Defaults(kind)
 	}
@@ -248,16 +261,25 @@ func (j judge) asExpected(name string, v checks.Validity) bool {
 	return v == j.want(name) || (j.either[name] && v != checks.Unknown) || (j.anyFailure && v == checks.False)
 }
 
-// Unstarted is the results of a run whose nodes did not all start: no
-// check judged it, the outcome is unknown and the exit code is an input
-// error's. Error holds the one message that says why.
-func Unstarted(h *history.History, why string) *Results {
-	m := &h.Meta
+// unstarted is the results of a run whose nodes did not all start (h's
+// unstarted event): no check judged it and the outcome is unknown. Error
+// holds the one message that says why. The exit code is an input error's
+// when the start failed (a node or its program that would not start, like
+// a bad scenario, is for the user to mend), and unknown's when coup was
+// interrupted first.
+func unstarted(h *history.History) *Results {
+	m, u := &h.Meta, h.Unstarted
 	res := &Results{
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: why,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What,
+	}
+	if u.What == history.UnstartedInterrupted {
+		res.ExitCode = ExitUnknown
+	}
+	if res.Error == "" {
+		res.Error = "the run did not start (" + u.What + "), and its history says no more"
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -266,9 +288,15 @@ func Unstarted(h *history.History, why string) *Results {
 	return res
 }
 
-// NotStarted reports whether the run could not be carried out because a
-// node failed to start: no check judged it, and Error says why.
+// NotStarted reports whether the run could not be carried out because its
+// nodes did not all start: no check judged it, and Error says why.
 func (r *Results) NotStarted() bool { return r.Error != "" && len(r.Order) == 0 }
+
+// StartInterrupted reports whether the run did not start because coup was
+// interrupted (Ctrl-C) before every node was up: it has no verdict.
+func (r *Results) StartInterrupted() bool {
+	return r.NotStarted() && r.Unstarted == history.UnstartedInterrupted
+}
 
 // Failed marks results of a run that did not end as planned (it was
 // interrupted): err is its Error, and the outcome is compared again, so
@@ -298,6 +326,7 @@ func computeStats(h *history.History) Stats {
 	if len(counts) > 0 {
 		s.Counts = counts
 	}
+	s.Polls = pollStats(counts)
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -359,6 +388,20 @@ func countEvents(h *history.History) map[string]int64 {
 	return c
 }
 
+// indentLines is a message of several lines (a start error with the end
+// of a node's log) made printable line by line, every line after the first
+// indented: none can pass for a line of coup's own.
+func indentLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = console.Printable(l)
+		if i > 0 && !strings.HasPrefix(lines[i], " ") {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // joinCounts writes counts as "a 1, b 2", sorted by name; the names (such
 // as message types, which nodes choose) made printable.
 func joinCounts(c map[string]int64) string {
@@ -383,7 +426,7 @@ func joinCounts(c map[string]int64) string {
 // lines above it.
 func (r *Results) Summary() string {
 	if r.NotStarted() {
-		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
+		return fmt.Sprintf("%s: not run (exit %d): %s\n", console.Printable(r.Scenario), r.ExitCode, indentLines(r.Error))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
@@ -406,6 +449,7 @@ func (r *Results) Summary() string {
 	} else {
 		r.messagesLine(&b)
 	}
+	b.WriteString(pollsLine(r.Stats.Polls))
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
@@ -461,6 +505,9 @@ func linksLine(c map[string]int64) string {
 	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused (by a cut, or a server not listening yet), %d chunks held, %d corrupted",
 		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
 		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
+	if n := c[history.CountLinkConnectsHeld]; n > 0 {
+		fmt.Fprintf(&b, ", %d connects held by a stall until the heal", n)
+	}
 	if n := c[history.CountLinkUnattributed]; n > 0 {
 		fmt.Fprintf(&b, ", %d unattributed (reset, never forwarded)", n)
 	}
