@@ -571,7 +571,7 @@ func (s *Scenario) validateServer() error {
 			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\", \"redis\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
 		}
 		if s.Workload.Kind == WorkloadMutex && sv.Client == ClientRedis {
-			return s.errorf("workload.kind", "the redis client carries a lin-kv workload (GET, SET, and a compare-and-set in a script), not locks")
+			return s.errorf("workload.kind", "the redis client carries lin-kv (GET, SET, and a compare-and-set in a script) and set workloads (SADD, SMEMBERS), not locks")
 		}
 	default:
 		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)

@@ -33,7 +33,9 @@ import (
 //     replica).
 //
 // A key is a string (coup-kv/K); a read is GET, a write SET, and a
-// compare-and-set a script (EVAL) that reads and sets in one step.
+// compare-and-set a script (EVAL) that reads and sets in one step. The
+// set workload's set is a Redis set (coup-set): an add is SADD, a read
+// SMEMBERS. Every answer names the master that served it (served_by).
 type redisKV struct {
 	addrs map[string]map[string]string // node → port name → where the client dials it
 	names map[string]string            // an address a server gives for a node → the node
@@ -101,24 +103,36 @@ func redisNames(nodes []*scenario.ServerNode) map[string]string {
 	return out
 }
 
+// redisSetKey is the set workload's set.
+const redisSetKey = "coup-set"
+
 // Do carries out the operation on the master, found through the
 // Sentinels the first time and after each dropped connection.
 func (c *redisKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
-	f, err := fieldsOf(op)
-	if err != nil {
-		return nil, err
-	}
 	var args []string
-	key := "coup-kv/" + strconv.Itoa(f.Key)
-	switch op.F {
-	case workloads.FRead:
-		args = []string{"GET", key}
-	case workloads.FWrite:
-		args = []string{"SET", key, strconv.Itoa(f.Value)}
-	case workloads.FCas:
-		args = []string{"EVAL", redisCAS, "1", key, strconv.Itoa(f.From), strconv.Itoa(f.To)}
+	var f kvFields
+	sf, element, isSet := setOpOf(op)
+	switch {
+	case isSet && sf == workloads.FAdd:
+		args = []string{"SADD", redisSetKey, strconv.FormatInt(element, 10)}
+	case isSet:
+		args = []string{"SMEMBERS", redisSetKey}
 	default:
-		return nil, fmt.Errorf("%w: the redis client does not do %q", errDefinite, op.F)
+		var err error
+		if f, err = fieldsOf(op); err != nil {
+			return nil, err
+		}
+		key := "coup-kv/" + strconv.Itoa(f.Key)
+		switch op.F {
+		case workloads.FRead:
+			args = []string{"GET", key}
+		case workloads.FWrite:
+			args = []string{"SET", key, strconv.Itoa(f.Value)}
+		case workloads.FCas:
+			args = []string{"EVAL", redisCAS, "1", key, strconv.Itoa(f.From), strconv.Itoa(f.To)}
+		default:
+			return nil, fmt.Errorf("%w: the redis client does not do %q", errDefinite, op.F)
+		}
 	}
 	s, err := c.session(ctx, op.Process, node)
 	if err != nil {
@@ -129,8 +143,33 @@ func (c *redisKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte,
 		c.drop(op.Process, s)
 		return nil, fmt.Errorf("%s at %s: %w", args[0], s.master, err)
 	}
-	if v.Kind == '-' {
+	body, err := c.answer(op, f, isSet, s, v)
+	if err != nil {
+		c.drop(op.Process, s)
+		return nil, fmt.Errorf("%s at %s: %w", args[0], s.master, err)
+	}
+	return withServedBy(body, s.master), nil
+}
+
+// answer reads the server's reply to an operation as a Maelstrom answer.
+// An error means a reply that fits no answer: its outcome is unknown.
+func (c *redisKV) answer(op workloads.Op, f kvFields, isSet bool, s *redisSession, v respValue) ([]byte, error) {
+	switch {
+	case v.Kind == '-':
 		return c.refused(op.Process, s, v.Str)
+	case isSet && v.Kind == ':':
+		return answer("add_ok", nil), nil // 1 added, 0 there already: an add whose answer was lost
+	case isSet && v.Kind == '*':
+		var elems []int64
+		var others []string
+		for _, m := range v.Arr {
+			if e, err := strconv.ParseInt(m.Str, 10, 64); err == nil {
+				elems = append(elems, e)
+			} else {
+				others = append(others, m.Str)
+			}
+		}
+		return setAnswer(elems, others), nil
 	}
 	switch op.F {
 	case workloads.FRead:
@@ -156,8 +195,7 @@ func (c *redisKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte,
 			}
 		}
 	}
-	c.drop(op.Process, s)
-	return nil, fmt.Errorf("%s at %s: an answer of type %q that means nothing here", args[0], s.master, v.Kind)
+	return nil, fmt.Errorf("an answer of type %q that means nothing here", v.Kind)
 }
 
 // refused reads an error reply. Those that say the server did nothing
@@ -170,11 +208,11 @@ func (c *redisKV) refused(process string, s *redisSession, text string) ([]byte,
 	switch code {
 	case "READONLY":
 		c.drop(process, s)
-		return answerError(11, s.master+": "+text), nil
+		return answerError(11, text), nil
 	case "NOREPLICAS", "MASTERDOWN", "LOADING", "TRYAGAIN", "CLUSTERDOWN":
-		return answerError(11, s.master+": "+text), nil
+		return answerError(11, text), nil
 	}
-	return nil, fmt.Errorf("%s: %s", s.master, text)
+	return nil, errors.New(text)
 }
 
 // session is the client process's connection to the master: kept, or

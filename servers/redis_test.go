@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func (f *fakeRedis) serve() {
 			defer c.Close()
 			r := bufio.NewReader(c)
 			for {
-				cmd, err := readRESP(r, 0)
+				cmd, err := readReply(r)
 				if err != nil {
 					return
 				}
@@ -90,11 +91,13 @@ func sentinelNaming(addr string) func([]string) string {
 	}
 }
 
-// store is a Redis server's keys and role, for a fake server.
+// store is a Redis server's keys, its one set and its role, for a fake
+// server.
 type store struct {
 	mu   sync.Mutex
 	role string
 	kv   map[string]string
+	set  []string
 }
 
 func (s *store) answer(args []string) string {
@@ -115,6 +118,20 @@ func (s *store) answer(args []string) string {
 		}
 		s.kv[args[1]] = args[2]
 		return "+OK\r\n"
+	case "SADD":
+		for _, e := range s.set {
+			if e == args[2] {
+				return ":0\r\n"
+			}
+		}
+		s.set = append(s.set, args[2])
+		return ":1\r\n"
+	case "SMEMBERS":
+		out := fmt.Sprintf("*%d\r\n", len(s.set))
+		for _, e := range s.set {
+			out += bulk(e)
+		}
+		return out
 	case "EVAL":
 		v, ok := s.kv[args[3]]
 		switch {
@@ -134,14 +151,19 @@ func redisOp(process, f string, fields map[string]any) workloads.Op {
 }
 
 // answerOf reads an answer body: its type and, for an error, its code.
+// Every answer names the master that served it.
 func answerOf(t *testing.T, body []byte) (string, int) {
 	t.Helper()
 	var a struct {
-		Type string `json:"type"`
-		Code int    `json:"code"`
+		Type     string `json:"type"`
+		Code     int    `json:"code"`
+		ServedBy string `json:"served_by"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
 		t.Fatalf("answer %q: %v", body, err)
+	}
+	if a.ServedBy == "" {
+		t.Errorf("answer %s names no member that served it", body)
 	}
 	return a.Type, a.Code
 }
@@ -193,7 +215,7 @@ func TestRedisClientFollowsSentinel(t *testing.T) {
 		t.Errorf("n1's Sentinel refused, so n2's was asked next (and n3's not): n2's saw %q, n3's %q", got, s3.commands())
 	}
 	body, _ = c.Do(ctx, "n1", redisOp("c1", workloads.FRead, map[string]any{"key": 3}))
-	if string(body) != `{"type":"read_ok","value":7}` {
+	if string(body) != `{"served_by":"n1","type":"read_ok","value":7}` {
 		t.Errorf("read: %s", body)
 	}
 	body, _ = c.Do(ctx, "n1", redisOp("c1", workloads.FCas, map[string]any{"key": 3, "from": 7, "to": 8}))
@@ -208,8 +230,21 @@ func TestRedisClientFollowsSentinel(t *testing.T) {
 	if typ, code := answerOf(t, body); typ != "error" || code != 20 {
 		t.Errorf("a read of a missing key: %s", body)
 	}
+	// The set workload: an add is SADD (one whose element is there
+	// already, its first answer lost, is acknowledged again), a read
+	// SMEMBERS.
+	for _, e := range []int{5, 2, 5} {
+		body, _ = c.Do(ctx, "n1", redisOp("c1", workloads.FAdd, map[string]any{"element": e}))
+		if typ, _ := answerOf(t, body); typ != "add_ok" {
+			t.Errorf("add %d: %s", e, body)
+		}
+	}
+	body, _ = c.Do(ctx, "n1", redisOp("c1", workloads.FRead, map[string]any{}))
+	if string(body) != `{"served_by":"n1","type":"read_ok","value":[2,5]}` {
+		t.Errorf("the set's read: %s", body)
+	}
 	if n := len(s2.commands()); n != 1 {
-		t.Errorf("the Sentinels were asked %d times for five operations of one process, want once", n)
+		t.Errorf("the Sentinels were asked %d times for nine operations of one process, want once", n)
 	}
 	if got := r1.commands(); got[0] != "ROLE" {
 		t.Errorf("the master was not asked its ROLE first: %q", got)
@@ -293,14 +328,14 @@ func TestRESPBounds(t *testing.T) {
 		{"$-1\r\n", ""},
 		{"*2\r\n$1\r\na\r\n:1\r\n", ""},
 		{"$99999999\r\n", "more than"},
-		{"*99999\r\n", "more than"},
+		{"*999999\r\n", "more than"},
 		{"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", "nested deeper"},
 		{"$3\r\nabcd\r\n", "not ended by CRLF"},
 		{"?x\r\n", "type"},
 		{"+OK\n", "CRLF"},
 	}
 	for _, tt := range tests {
-		_, err := readRESP(bufio.NewReader(strings.NewReader(tt.in)), 0)
+		_, err := readReply(bufio.NewReader(strings.NewReader(tt.in)))
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%q: %v", tt.in, err)
@@ -310,6 +345,34 @@ func TestRESPBounds(t *testing.T) {
 	}
 }
 
+// A reply of many large strings, each within the bounds, is cut off once
+// the whole passes respMaxReply: a server cannot make the client hold
+// more, whatever it sends.
+func TestRESPReplyBudget(t *testing.T) {
+	bulk := "$1000000\r\n" + strings.Repeat("x", 1000000) + "\r\n"
+	r := io.MultiReader(strings.NewReader("*100000\r\n"), &repeatReader{s: bulk})
+	_, err := readReply(bufio.NewReaderSize(r, 1<<16))
+	if err == nil || !strings.Contains(err.Error(), "a reply of more than") {
+		t.Errorf("%v, want the reply cut off at its bound", err)
+	}
+}
+
+// repeatReader reads s again and again, without end.
+type repeatReader struct {
+	s   string
+	off int
+}
+
+func (r *repeatReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		c := copy(b[n:], r.s[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.s)
+	}
+	return n, nil
+}
+
 // FuzzRESP reads any bytes as a reply: it ends, with a value or an
 // error, and never panics.
 func FuzzRESP(f *testing.F) {
@@ -317,6 +380,6 @@ func FuzzRESP(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = readRESP(bufio.NewReader(strings.NewReader(string(b))), 0)
+		_, _ = readReply(bufio.NewReader(strings.NewReader(string(b))))
 	})
 }

@@ -15,18 +15,19 @@ import (
 // respConn is one connection to a Redis server or a Sentinel, speaking
 // RESP2, Redis's protocol: a command is an array of bulk strings, and a
 // reply one value. What a server answers is under suspicion: a reply is
-// read within bounds (respMaxBulk, respMaxArray, respMaxDepth), and
-// anything else is an error of the connection.
+// read within bounds (respMaxBulk, respMaxArray, respMaxDepth,
+// respMaxReply), and anything else is an error of the connection.
 type respConn struct {
 	c net.Conn
 	r *bufio.Reader
 }
 
-// The bounds of one reply.
+// The bounds of one reply: a set's members (SMEMBERS) are one array.
 const (
-	respMaxBulk  = 1 << 20 // bytes of one bulk string
-	respMaxArray = 1024    // elements of one array
-	respMaxDepth = 4       // arrays within arrays
+	respMaxBulk  = 1 << 20  // bytes of one bulk string
+	respMaxArray = 1 << 17  // elements of one array
+	respMaxDepth = 4        // arrays within arrays
+	respMaxReply = 32 << 20 // bytes of a whole reply, 16 counted for each value besides its text
 )
 
 // respValue is one reply: a simple string ('+'), an error ('-'), an
@@ -66,7 +67,7 @@ func (c *respConn) do(ctx context.Context, args ...string) (respValue, error) {
 	if _, err := c.c.Write(respCommand(args)); err != nil {
 		return respValue{}, err
 	}
-	return readRESP(c.r, 0)
+	return readReply(c.r)
 }
 
 func (c *respConn) close() { c.c.Close() }
@@ -81,8 +82,18 @@ func respCommand(args []string) []byte {
 	return []byte(b.String())
 }
 
-// readRESP reads one reply.
-func readRESP(r *bufio.Reader, depth int) (respValue, error) {
+// readReply reads one reply within respMaxReply.
+func readReply(r *bufio.Reader) (respValue, error) {
+	budget := respMaxReply
+	return readRESP(r, 0, &budget)
+}
+
+// readRESP reads one value, at depth in arrays, and takes what it reads
+// from budget.
+func readRESP(r *bufio.Reader, depth int, budget *int) (respValue, error) {
+	if *budget -= 16; *budget < 0 {
+		return respValue{}, fmt.Errorf("%w: a reply of more than %d bytes", errRESP, respMaxReply)
+	}
 	line, err := readLine(r)
 	if err != nil {
 		return respValue{}, err
@@ -112,7 +123,10 @@ func readRESP(r *bufio.Reader, depth int) (respValue, error) {
 			return v, nil
 		case n > respMaxBulk:
 			return v, fmt.Errorf("%w: a bulk string of %d bytes, more than %d", errRESP, n, respMaxBulk)
+		case n > *budget:
+			return v, fmt.Errorf("%w: a reply of more than %d bytes", errRESP, respMaxReply)
 		}
+		*budget -= n
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return v, err
@@ -136,7 +150,7 @@ func readRESP(r *bufio.Reader, depth int) (respValue, error) {
 			return v, fmt.Errorf("%w: arrays nested deeper than %d", errRESP, respMaxDepth)
 		}
 		for range n {
-			e, err := readRESP(r, depth+1)
+			e, err := readRESP(r, depth+1, budget)
 			if err != nil {
 				return v, err
 			}
