@@ -2,6 +2,8 @@ package clockfault
 
 import (
 	"bytes"
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nemesis"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,5 +267,62 @@ func TestReachable(t *testing.T) {
 	err = Reachable(bin)
 	if err == nil || !strings.Contains(err.Error(), "system calls") {
 		t.Fatalf("a static program that makes the system call itself: got %v, want it refused", err)
+	}
+}
+
+// TestNode: a driver's view: the skew set on a node's processes, what
+// they saw recorded, a process started later skewed too, and the rate
+// measured at the end.
+func TestNode(t *testing.T) {
+	needMachine(t)
+	p := startProbe(t, nil)
+	var n Node
+	events, err := n.Set(nemesis.Skew{Offset: 10 * time.Second, Rate: 2, Clocks: nemesis.BothClocks, Fault: "faults[0]#1"}, []int{p.pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].What != history.ClockSeen || events[0].Name != "faults[0]#1" {
+		t.Fatalf("events at the start: %+v", events)
+	}
+	if d, err := time.ParseDuration(events[0].Value); err != nil || d < 10*time.Second || d > 11*time.Second {
+		t.Fatalf("the skew seen at the start: %q, want about +10s", events[0].Value)
+	}
+	later := startProbe(t, nil)
+	if err := n.Started([]int{later.pid()}); err != nil {
+		t.Fatal(err)
+	}
+	if s := later.wallSkew(); s < 10*time.Second {
+		t.Fatalf("a process started under the fault: its wall clock is %v off, want more than 10s", s)
+	}
+	time.Sleep(200 * time.Millisecond)
+	events, err = n.Set(nemesis.Skew{Fault: "faults[0]#1"}, []int{p.pid(), later.pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || !strings.Contains(events[0].Detail, "rate 2.0") || !strings.Contains(events[1].Detail, "never goes back") {
+		t.Fatalf("events at the end: %+v, want both processes, the first with its rate, the monotonic clock kept", events)
+	}
+	near(t, "after the end", p.wallSkew(), 0, 50*time.Millisecond)
+	near(t, "the later one after the end", later.wallSkew(), 0, 50*time.Millisecond)
+	// The monotonic clock kept its gain and runs at the true rate.
+	_, m0 := p.read()
+	start := time.Now()
+	time.Sleep(100 * time.Millisecond)
+	_, m1 := p.read()
+	if r := float64(m1-m0) / float64(time.Since(start)); r < 0.9 || r > 1.1 {
+		t.Fatalf("the monotonic clock runs %.2f times as fast after the end", r)
+	}
+	// A realtime-only fault ends with the vDSO as the kernel made it.
+	q := startProbe(t, nil)
+	var rt Node
+	if _, err := rt.Set(nemesis.Skew{Offset: time.Minute, Clocks: nemesis.Realtime, Fault: "f"}, []int{q.pid()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Set(nemesis.Skew{Fault: "f"}, []int{q.pid()}); err != nil {
+		t.Fatal(err)
+	}
+	assertPristine(t, q.pid())
+	if rt.Active() {
+		t.Fatal("a realtime fault's end leaves nothing in force")
 	}
 }

@@ -70,6 +70,11 @@ type Setting struct {
 	Skew
 	// Realtime and monotonic true times, in nanoseconds, when it began.
 	RealtimeAt, MonotonicAt int64
+	// Carry is what the monotonic clocks had gained (or lost) under
+	// earlier faults when this one began: a monotonic clock never goes
+	// back, so a fault's end leaves it where it is, running at the true
+	// rate.
+	Carry time.Duration
 }
 
 // Begin anchors a skew now.
@@ -92,31 +97,39 @@ func Now() (realtime, monotonic int64) {
 // At is what a clock of the setting's reads when the true clock reads t
 // (realtime says which class).
 func (s Setting) At(t int64, realtime bool) int64 {
-	anchor, on := s.MonotonicAt, s.Monotonic
+	anchor, on, carry := s.MonotonicAt, s.Monotonic, int64(s.Carry)
 	if realtime {
-		anchor, on = s.RealtimeAt, s.Realtime
+		anchor, on, carry = s.RealtimeAt, s.Realtime, 0
 	}
 	if !on {
-		return t
+		return t + carry
 	}
-	return anchor + int64(float64(t-anchor)*s.rate()) + int64(s.Offset)
+	return anchor + int64(float64(t-anchor)*s.rate()) + int64(s.Offset) + carry
 }
+
+// Carried is what the setting's monotonic clocks have gained (or lost)
+// by the true monotonic time t: what a monotonic clock keeps when the
+// fault ends.
+func (s Setting) Carried(t int64) time.Duration { return time.Duration(s.At(t, false) - t) }
+
+// IsTrue reports whether the setting leaves every clock true.
+func (s Setting) IsTrue() bool { return s.Skew.IsZero() && s.Carry == 0 }
 
 // slot encodes the setting as the hook reads it: for realtime then
 // monotonic, the anchor, the offset and the rate in 32.32 fixed point.
 func (s Setting) slot() []byte {
 	b := make([]byte, 48)
-	put := func(i int, anchor int64, on bool) {
-		off, rate := int64(0), int64(1)<<32
+	put := func(i int, anchor int64, on bool, carry int64) {
+		off, rate := carry, int64(1)<<32
 		if on {
-			off = int64(s.Offset)
+			off += int64(s.Offset)
 			rate = int64(math.Round(s.rate() * (1 << 32)))
 		}
 		binary.LittleEndian.PutUint64(b[i:], uint64(anchor))
 		binary.LittleEndian.PutUint64(b[i+8:], uint64(off))
 		binary.LittleEndian.PutUint64(b[i+16:], uint64(rate))
 	}
-	put(0, s.RealtimeAt, s.Realtime)
-	put(24, s.MonotonicAt, s.Monotonic)
+	put(0, s.RealtimeAt, s.Realtime, 0)
+	put(24, s.MonotonicAt, s.Monotonic, int64(s.Carry))
 	return b
 }
