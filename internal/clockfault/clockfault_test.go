@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -277,10 +278,13 @@ func TestNode(t *testing.T) {
 	needMachine(t)
 	p := startProbe(t, nil)
 	var n Node
-	events, err := n.Set(nemesis.Skew{Offset: 10 * time.Second, Rate: 2, Clocks: nemesis.BothClocks, Fault: "faults[0]#1"}, []int{p.pid()})
-	if err != nil {
+	var events []history.Event
+	var mu sync.Mutex
+	record := func(e history.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	if err := n.Set(nemesis.Skew{Offset: 10 * time.Second, Rate: 2, Clocks: nemesis.BothClocks, Fault: "faults[0]#1"}, []int{p.pid()}, record); err != nil {
 		t.Fatal(err)
 	}
+	n.reading.Wait()
 	if len(events) != 1 || events[0].What != history.ClockSeen || events[0].Name != "faults[0]#1" {
 		t.Fatalf("events at the start: %+v", events)
 	}
@@ -295,8 +299,8 @@ func TestNode(t *testing.T) {
 		t.Fatalf("a process started under the fault: its wall clock is %v off, want more than 10s", s)
 	}
 	time.Sleep(200 * time.Millisecond)
-	events, err = n.Set(nemesis.Skew{Fault: "faults[0]#1"}, []int{p.pid(), later.pid()})
-	if err != nil {
+	events = nil
+	if err := n.Set(nemesis.Skew{Fault: "faults[0]#1"}, []int{p.pid(), later.pid()}, record); err != nil {
 		t.Fatal(err)
 	}
 	if len(events) != 2 || !strings.Contains(events[0].Detail, "rate 2.0") || !strings.Contains(events[1].Detail, "never goes back") {
@@ -315,10 +319,10 @@ func TestNode(t *testing.T) {
 	// A realtime-only fault ends with the vDSO as the kernel made it.
 	q := startProbe(t, nil)
 	var rt Node
-	if _, err := rt.Set(nemesis.Skew{Offset: time.Minute, Clocks: nemesis.Realtime, Fault: "f"}, []int{q.pid()}); err != nil {
+	if err := rt.Set(nemesis.Skew{Offset: time.Minute, Clocks: nemesis.Realtime, Fault: "f"}, []int{q.pid()}, record); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Set(nemesis.Skew{Fault: "f"}, []int{q.pid()}); err != nil {
+	if err := rt.Set(nemesis.Skew{Fault: "f"}, []int{q.pid()}, record); err != nil {
 		t.Fatal(err)
 	}
 	assertPristine(t, q.pid())

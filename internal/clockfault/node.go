@@ -31,7 +31,10 @@ type Node struct {
 	mu      sync.Mutex
 	setting *Setting
 	fault   string
+	firstMu sync.Mutex
 	first   map[int]Reading
+	// reading is the read-backs of the last Set still waiting for reads.
+	reading sync.WaitGroup
 }
 
 // FromNemesis turns a clock fault's skew into the clocks it moves.
@@ -44,14 +47,17 @@ func FromNemesis(s nemesis.Skew) Skew {
 }
 
 // Set puts a clock fault's skew into the node's processes (pids), or
-// puts their clocks right when it is zero, and returns the clock events
-// of what their reads saw (node left for the driver to fill in). A
-// process that ended meanwhile is skipped.
-func (n *Node) Set(s nemesis.Skew, pids []int) ([]history.Event, error) {
+// puts their clocks right when it is zero, and records through record the
+// clock events of what their reads saw (node left for the driver to fill
+// in): at the start, once each process has read a clock the fault moves
+// (up to ReadWait later, on a goroutine of its own); at the end, at once.
+// A process that ended meanwhile is skipped.
+func (n *Node) Set(s nemesis.Skew, pids []int, record func(history.Event)) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.reading.Wait()
 	if s.IsZero() {
-		return n.reset(s.Fault, pids)
+		return n.reset(s.Fault, pids, record)
 	}
 	st := Begin(FromNemesis(s))
 	if n.setting != nil {
@@ -59,7 +65,6 @@ func (n *Node) Set(s nemesis.Skew, pids []int) ([]history.Event, error) {
 	}
 	n.setting, n.fault, n.first = &st, s.Fault, map[int]Reading{}
 	var errs []error
-	var applied []int
 	for _, pid := range pids {
 		if err := Apply(pid, st); err != nil {
 			if !errors.Is(err, ErrGone) {
@@ -67,17 +72,21 @@ func (n *Node) Set(s nemesis.Skew, pids []int) ([]history.Event, error) {
 			}
 			continue
 		}
-		applied = append(applied, pid)
+		n.reading.Add(1)
+		go func() {
+			defer n.reading.Done()
+			r, err := waitRead(pid, st)
+			if err == nil && r.seen(st) {
+				n.firstMu.Lock()
+				n.first[pid] = r
+				n.firstMu.Unlock()
+			}
+			e := event(pid, r, err, nil, &st)
+			e.Name = s.Fault
+			record(e)
+		}()
 	}
-	var events []history.Event
-	for _, pid := range applied {
-		r, err := waitRead(pid, st)
-		if err == nil && r.seen(st) {
-			n.first[pid] = r
-		}
-		events = append(events, n.event(pid, r, err, nil, &st))
-	}
-	return events, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // Started puts the skew in force, if any, into processes of the node that
@@ -106,7 +115,7 @@ func (n *Node) Active() bool {
 
 // reset reads back what each process saw last, then puts its clocks
 // right: the wall clock true, the monotonic clocks where they are.
-func (n *Node) reset(fault string, pids []int) ([]history.Event, error) {
+func (n *Node) reset(fault string, pids []int, record func(history.Event)) error {
 	st := n.setting
 	if fault == "" {
 		fault = n.fault
@@ -120,7 +129,6 @@ func (n *Node) reset(fault string, pids []int) ([]history.Event, error) {
 			n.setting = keep
 		}
 	}
-	var events []history.Event
 	var errs []error
 	for _, pid := range pids {
 		if st != nil {
@@ -129,9 +137,12 @@ func (n *Node) reset(fault string, pids []int) ([]history.Event, error) {
 				continue
 			}
 			if first, ok := n.first[pid]; ok || err != nil || r.seen(*st) {
-				e := n.event(pid, r, err, &first, st)
+				e := event(pid, r, err, &first, st)
 				e.Name = fault
-				events = append(events, e)
+				if keep != nil {
+					e.Detail += fmt.Sprintf("; the wall clock set right, the monotonic clocks keep their %s (a monotonic clock never goes back)", signed(keep.Carry.Round(time.Millisecond)))
+				}
+				record(e)
 			}
 		}
 		var err error
@@ -144,15 +155,12 @@ func (n *Node) reset(fault string, pids []int) ([]history.Event, error) {
 			errs = append(errs, err)
 		}
 	}
-	if keep != nil && len(events) > 0 {
-		events[len(events)-1].Detail += fmt.Sprintf("; the wall clock set right, the monotonic clocks keep their %s (a monotonic clock never goes back)", signed(keep.Carry.Round(time.Millisecond)))
-	}
 	n.first = nil
-	return events, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // waitRead waits, up to ReadWait, for the process's reads to show the
-// setting: a read of each clock it moves, after it began.
+// setting: a read of a clock it moves, after it began.
 func waitRead(pid int, st Setting) (Reading, error) {
 	deadline := time.Now().Add(ReadWait)
 	for {
@@ -164,20 +172,18 @@ func waitRead(pid int, st Setting) (Reading, error) {
 	}
 }
 
-// seen reports whether the process has read every clock the setting
-// moves since it began.
+// seen reports whether the process has read a clock the setting moves
+// since it began.
 func (r Reading) seen(st Setting) bool {
-	if !r.Counted {
-		return false
-	}
-	return (!st.Realtime || (r.Realtime.Count > 0 && r.Realtime.At >= st.RealtimeAt)) &&
-		(!st.Monotonic || (r.Monotonic.Count > 0 && r.Monotonic.At >= st.MonotonicAt))
+	return r.Counted && (st.Realtime && r.Realtime.readSince(st.RealtimeAt) || st.Monotonic && r.Monotonic.readSince(st.MonotonicAt))
 }
 
-// event says what a reading showed, with the rate measured since first
-// when it is given.
-func (n *Node) event(pid int, r Reading, err error, first *Reading, st *Setting) history.Event {
-	e := history.Event{Kind: history.KindClock, Name: n.fault}
+func (r Reads) readSince(t int64) bool { return r.Count > 0 && r.At >= t }
+
+// event says what a reading showed of the clocks the setting moves, with
+// the rate measured since first when it is given.
+func event(pid int, r Reading, err error, first *Reading, st *Setting) history.Event {
+	e := history.Event{Kind: history.KindClock}
 	who := fmt.Sprintf("pid %d (%s)", pid, comm(pid))
 	switch {
 	case err != nil:
@@ -186,35 +192,38 @@ func (n *Node) event(pid int, r Reading, err error, first *Reading, st *Setting)
 	case !r.Counted:
 		e.What, e.Detail = history.ClockUnseen, who+": the hook is in, but the process had no room to count its reads: its clock is not read back"
 		return e
-	case r.Realtime.Count == 0 && r.Monotonic.Count == 0:
-		e.What, e.Detail = history.ClockUnseen, who+": it read no clock through its vDSO within "+ReadWait.String()+" (a program that makes the system call itself is out of reach)"
-		return e
 	}
-	e.What = history.ClockSeen
-	main := r.Realtime
-	if st != nil && !st.Realtime || r.Realtime.Count == 0 {
-		main = r.Monotonic
-	}
-	e.Value = signed(time.Duration(main.Skew))
 	parts := []string{who}
 	for _, c := range []struct {
-		name string
-		r    Reads
-		f    func(Reading) Reads
-	}{{"realtime", r.Realtime, func(x Reading) Reads { return x.Realtime }}, {"monotonic", r.Monotonic, func(x Reading) Reads { return x.Monotonic }}} {
-		if c.r.Count == 0 {
+		name   string
+		moved  bool
+		since  int64
+		r      Reads
+		before func(Reading) Reads
+	}{
+		{"realtime", st.Realtime, st.RealtimeAt, r.Realtime, func(x Reading) Reads { return x.Realtime }},
+		{"monotonic", st.Monotonic || st.Carry != 0, st.MonotonicAt, r.Monotonic, func(x Reading) Reads { return x.Monotonic }},
+	} {
+		if !c.moved || !c.r.readSince(c.since) {
 			continue
+		}
+		if e.Value == "" {
+			e.Value = signed(time.Duration(c.r.Skew))
 		}
 		s := fmt.Sprintf("%s %s (%d reads)", c.name, signed(time.Duration(c.r.Skew)), c.r.Count)
 		if first != nil && first.Counted {
-			if f := c.f(*first); f.Count > 0 && c.r.At > f.At {
+			if f := c.before(*first); f.Count > 0 && c.r.At > f.At {
 				rate := 1 + float64(c.r.Skew-f.Skew)/float64(c.r.At-f.At)
 				s += fmt.Sprintf(", rate %.3f over %s", rate, time.Duration(c.r.At-f.At).Round(time.Millisecond))
 			}
 		}
 		parts = append(parts, s)
 	}
-	e.Detail = strings.Join(parts, "; ")
+	if e.Value == "" {
+		e.What, e.Detail = history.ClockUnseen, fmt.Sprintf("%s: it read none of the clocks the fault moves within %s of its start (a program that makes the system call itself is out of reach)", who, ReadWait)
+		return e
+	}
+	e.What, e.Detail = history.ClockSeen, strings.Join(parts, "; ")
 	return e
 }
 
