@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nemesis"
@@ -90,8 +91,8 @@ func (m *reportModel) drawClocks(c *chart) {
 		w := math.Max(x1-x0, 1)
 		c.printf(`<g class="clock-band"><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="3" fill="%s"/>`, esc(title), x0, y, w, colNemesisStroke)
 		label := "clock " + b.detail
-		if b.skew != "" {
-			label = "clock " + b.skew
+		if d, err := time.ParseDuration(b.skew); err == nil {
+			label = "clock " + signedRound(d)
 		}
 		if i := strings.Index(label, ";"); i > 0 {
 			label = label[:i]
@@ -101,4 +102,13 @@ func (m *reportModel) drawClocks(c *chart) {
 		}
 		c.printf(`</g>`)
 	}
+}
+
+// signedRound writes a skew to the millisecond, with its sign.
+func signedRound(d time.Duration) string {
+	d = d.Round(time.Millisecond)
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
 }
