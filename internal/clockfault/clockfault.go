@@ -159,13 +159,21 @@ func Apply(pid int, s Setting) error {
 		return nil
 	}
 	// The jumps go in while no thread is within the instructions they
-	// cover (its first instruction is fine: it will jump).
+	// cover (its first instruction is fine: it will jump), nor was when a
+	// signal handler it is running interrupted it: the handler's signal
+	// frame, on the top of its stack, holds where it will return.
+	inside := func(v uint64) bool {
+		for _, e := range l.entries {
+			if at := m.base + uint64(e.off); v > at && v < at+uint64(e.keep) {
+				return true
+			}
+		}
+		return false
+	}
 	return freeze(pid, func(ts []thread) bool {
 		for _, t := range ts {
-			for _, e := range l.entries {
-				if at := m.base + uint64(e.off); t.pc > at && t.pc < at+uint64(e.keep) {
-					return false
-				}
+			if inside(t.pc) || stackHolds(m, t.sp, inside) {
+				return false
 			}
 		}
 		return true
@@ -180,9 +188,11 @@ func Apply(pid int, s Setting) error {
 }
 
 // Reset puts a process's clocks right: the vDSO's functions as the kernel
-// made them, and, once no thread is still on its way through the hook,
-// the hook's block and counters gone. A process that coup never patched
-// is left alone.
+// made them, and the read counters zeroed. The hook's block stays in the
+// tail of the page, unreachable: a thread may still be on its way through
+// it (or have been interrupted there by a signal whose handler it is
+// running), and the next clock fault uses it again. A process that coup
+// never patched is left alone.
 func Reset(pid int) error {
 	l, err := machineLayout()
 	if err != nil {
@@ -216,51 +226,10 @@ func Reset(pid int) error {
 			return err
 		}
 	}
-	return clearBlock(m, l, binary.LittleEndian.Uint64(img[l.block+offCounts:]))
-}
-
-// clearBlock takes the hook's block out of a process whose vDSO functions
-// are the kernel's again, once no thread is in it or returns into it (a
-// thread in the real clock_gettime, called by the hook): its instruction
-// pointer is checked and, if it is in the vDSO, the top of its stack for
-// a return address into the block (a thread elsewhere is in no clock
-// read).
-// A process where that is never so keeps the block, which nothing calls
-// any more; the next clock fault uses it again.
-func clearBlock(m *mem, l *layout, counters uint64) error {
-	lo, hi := m.base+uint64(l.block), m.base+uint64(l.block+len(l.code))
-	err := freeze(m.pid, func(ts []thread) bool {
-		for _, t := range ts {
-			if t.pc >= lo && t.pc < hi {
-				return false
-			}
-			if t.pc < m.base || t.pc >= m.base+uint64(m.size) {
-				continue
-			}
-			top, err := m.read(t.sp, 512)
-			if err != nil {
-				continue // a stack shorter than that: its top is below
-			}
-			for i := 0; i+8 <= len(top); i += 8 {
-				if v := binary.LittleEndian.Uint64(top[i:]); v >= lo && v < hi {
-					return false
-				}
-			}
-		}
-		return true
-	}, func() error {
-		if err := m.write(lo, l.pristine[l.block:l.block+len(l.code)]); err != nil {
-			return err
-		}
-		if counters != 0 {
-			return m.write(counters, make([]byte, countersSize))
-		}
-		return nil
-	})
-	if errors.Is(err, errBusy) {
-		return nil
+	if counters := binary.LittleEndian.Uint64(img[l.block+offCounts:]); counters != 0 {
+		return m.write(counters, make([]byte, countersSize))
 	}
-	return err
+	return nil
 }
 
 // Reading is what coup reads back of a patched process: the setting its
@@ -317,6 +286,29 @@ func Read(pid int) (Reading, error) {
 	}
 	r.Counted = true
 	return r, nil
+}
+
+// stackScan is how much of the top of a stopped thread's stack is read
+// for a signal frame: its saved registers, and an x86 extended state of a
+// few kilobytes below them.
+const stackScan = 16 << 10
+
+// stackHolds reports whether a word in the top stackScan bytes of a stack
+// satisfies in. A stack shorter than that is read to its end.
+func stackHolds(m *mem, sp uint64, in func(uint64) bool) bool {
+	for n := stackScan; n >= 512; n /= 4 {
+		b, err := m.read(sp, n)
+		if err != nil {
+			continue
+		}
+		for i := 0; i+8 <= len(b); i += 8 {
+			if in(binary.LittleEndian.Uint64(b[i:])) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
 // state compares a process's vDSO with the pristine image: hooked when

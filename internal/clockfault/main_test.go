@@ -3,6 +3,7 @@ package clockfault
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,6 +23,9 @@ func TestMain(m *testing.M) {
 		return
 	case "tracer":
 		os.Exit(tracer())
+	case "timer":
+		timer()
+		return
 	}
 	os.Exit(m.Run())
 }
@@ -46,6 +50,7 @@ func probe() {
 type prober struct {
 	cmd *exec.Cmd
 	in  *os.File
+	w   io.Writer // the timer probe's stdin
 	out *bufio.Scanner
 }
 
@@ -118,3 +123,15 @@ func (p *prober) wallSkew() time.Duration {
 }
 
 func fmtSscan(s string, args ...any) (int, error) { return fmt.Sscan(s, args...) }
+
+// timer answers each line with the time a time.Now call takes, over 2M.
+func timer() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		start := time.Now()
+		for range 2_000_000 {
+			_ = time.Now()
+		}
+		fmt.Printf("%d\n", time.Since(start).Nanoseconds()/2_000_000)
+	}
+}
