@@ -39,6 +39,9 @@
 //	          cas [k,[from,to]], ok the same
 //	echo      echo: the payload sent; ok: the echo the node sent back (a
 //	          string as it is, any other JSON value as its text)
+//	set       add: the element, an integer; ok the same. read: none; ok
+//	          the elements read, a JSON array (integers in increasing
+//	          order, anything else as JSON strings of its text)
 //
 // A fail or info completion's value says why: the error's text (or
 // "error N" without one), "timed out", "run ended". The meta event's

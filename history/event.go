@@ -118,6 +118,12 @@ type Event struct {
 	// when the lock service gives one: etcd's revision of the grant; nil
 	// when it gave none.
 	Token *int64 `json:"token,omitempty"`
+	// Host is the host the operation's client sits on, and Served the
+	// member that served it, where the server's protocol says so (etcd's
+	// response header, the ZooKeeper session's server, an adapter's
+	// served_by): the server driver's; empty when not known.
+	Host   string `json:"host,omitempty"`
+	Served string `json:"served,omitempty"`
 
 	// Nemesis events.
 	Phase string   `json:"phase,omitempty"`
@@ -148,7 +154,7 @@ type Meta struct {
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
 	// Workload is the kind of the scenario's workload ("election",
-	// "mutex", "lin-kv", "echo", "none"); it picks the default checks of
+	// "mutex", "lin-kv", "set", "echo", "none"); it picks the default checks of
 	// a foreign node's history that names none.
 	Workload string   `json:"workload,omitempty"`
 	Nodes    []string `json:"nodes"`

@@ -338,7 +338,7 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 	for _, block := range blocks {
 		block = block[:strings.Index(block, "```")]
 		node := "algorithm = \"chang-roberts\"\n"
-		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
+		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) || strings.Contains(block, `kind = "set"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
 		if strings.Contains(block, "cut = ") {
@@ -414,7 +414,7 @@ func TestBadMutexScenarios(t *testing.T) {
 		{"clients for an election", `hold = "5ms"`, "kind = \"election\"\nclients = 3", 8, "workload.clients", "only for kind = \"mutex\""},
 		{"hold for an election", `hold = "5ms"`, "kind = \"none\"\nhold = \"5ms\"", 8, "workload.hold", "only for kind = \"mutex\""},
 		{"initiators for a lock", `hold = "5ms"`, `initiators = ["n1"]`, 7, "workload.initiators", "only for kind = \"election\""},
-		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, echo, none"},
+		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, set, echo, none"},
 		{"no clients", `hold = "5ms"`, `clients = -1`, 7, "workload.clients", "from 1 to"},
 		{"negative rate", `hold = "5ms"`, `rate = -2.5`, 7, "workload.rate", "positive"},
 		{"target names no node", `hold = "5ms"`, `targets = ["n1", "n7"]`, 7, "workload.targets", "names no node"},

@@ -89,6 +89,12 @@ type Server struct {
 	Poll []Poll `toml:"poll"`
 	// PollEvery is the polls' interval (default 100ms).
 	PollEvery Duration `toml:"poll_every"`
+	// PollTimeout bounds each question of a poll, unless the poll gives
+	// its own timeout (default: PollEvery, at most 1s). An answer is read
+	// when it comes, so the timeout bounds how late a polled belief can
+	// be recorded; a question not answered within it counts as
+	// unanswered (a paused or cut-off server).
+	PollTimeout Duration `toml:"poll_timeout"`
 	// LossReset is how long a stream stalled by a loss fault waits before
 	// its connection is reset (default 1s).
 	LossReset Duration `toml:"loss_reset"`
@@ -158,7 +164,7 @@ type Poll struct {
 	File string `toml:"file"`
 	// Command is a program to run (templates); its stdout is the answer.
 	Command []string `toml:"command"`
-	// Timeout bounds one question (default: PollEvery, at most 1s).
+	// Timeout bounds one question (default: the server's PollTimeout).
 	Timeout Duration `toml:"timeout"`
 	// Match reads the answer.
 	Match []Pattern `toml:"match"`
@@ -191,8 +197,11 @@ const (
 const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultPollEvery    = 100 * time.Millisecond
-	DefaultLossReset    = time.Second
-	DefaultLockTTL      = 2 * time.Second
+	// MaxPollTimeoutDefault caps the default poll timeout (PollEvery):
+	// a slower poll leaves its default at 1s.
+	MaxPollTimeoutDefault = time.Second
+	DefaultLossReset      = time.Second
+	DefaultLockTTL        = 2 * time.Second
 )
 
 // ServerNode is what a template of Server may use, for one node.
@@ -451,6 +460,12 @@ func (s *Scenario) validateServer() error {
 	if err := s.duration("server.poll_every", &sv.PollEvery, DefaultPollEvery, true); err != nil {
 		return err
 	}
+	if err := s.duration("server.poll_timeout", &sv.PollTimeout, min(sv.PollEvery.D, MaxPollTimeoutDefault), true); err != nil {
+		return err
+	}
+	if sv.PollTimeout.Set && len(sv.Poll) == 0 {
+		return s.errorf("server.poll_timeout", "a timeout for polls, and the server has none ([[server.poll]])")
+	}
 	if err := s.duration("server.loss_reset", &sv.LossReset, DefaultLossReset, true); err != nil {
 		return err
 	}
@@ -503,12 +518,12 @@ func (s *Scenario) validateServer() error {
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
-	case WorkloadMutex, WorkloadLinKV:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet:
 		if sv.Client == "" && len(sv.Adapter) == 0 {
 			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
 		}
 	default:
-		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
+		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)
 	}
 	if s.Elects == "" {
 		s.Elects = "any"
@@ -564,7 +579,7 @@ func (s *Scenario) validatePoll(i int) error {
 	if p.Send != "" && p.TCP == "" {
 		return s.errorf(at+".send", "only for a tcp poll")
 	}
-	if err := s.duration(at+".timeout", &p.Timeout, min(s.Server.PollEvery.D, time.Second), true); err != nil {
+	if err := s.duration(at+".timeout", &p.Timeout, s.Server.PollTimeout.D, true); err != nil {
 		return err
 	}
 	if len(p.Match) == 0 {
@@ -787,6 +802,9 @@ func (sv *Server) fillFrom(p *Server) {
 	if !sv.PollEvery.Set {
 		sv.PollEvery = p.PollEvery
 	}
+	if !sv.PollTimeout.Set {
+		sv.PollTimeout = p.PollTimeout
+	}
 	if !sv.LossReset.Set {
 		sv.LossReset = p.LossReset
 	}
@@ -890,6 +908,7 @@ func encodeServer(sv *Server) []byte {
 	}
 	list("adapter", sv.Adapter)
 	dur("poll_every", sv.PollEvery)
+	dur("poll_timeout", sv.PollTimeout)
 	dur("loss_reset", sv.LossReset)
 	dur("lock_ttl", sv.LockTTL)
 	var b bytes.Buffer

@@ -113,17 +113,17 @@ func (r *run) startAdapters(ctx context.Context, clients int) (*adapters, error)
 	return ads, nil
 }
 
-// adapterInit is the init line of each client: its name, the members,
-// and each member's ports (where it listens, not through the proxy).
+// adapterInit is the init line of each client: its name, its host, the
+// members, and each member's ports as its host reaches them (placement.go:
+// through coup's proxy, but for its own host's member).
 func (r *run) adapterInit() func(name string) []byte {
 	var ids []string
-	addrs := map[string]map[string]string{}
 	for _, n := range r.layout.nodes {
 		ids = append(ids, n.ID)
-		addrs[n.ID] = n.Addr
 	}
 	return func(name string) []byte {
-		body, _ := json.Marshal(map[string]any{"type": "init", "msg_id": 0, "node_id": name, "node_ids": ids, "addrs": addrs})
+		host := r.hostOf(name)
+		body, _ := json.Marshal(map[string]any{"type": "init", "msg_id": 0, "node_id": name, "host": host, "node_ids": ids, "addrs": r.reachFrom(host)})
 		return envelope("coup", name, body)
 	}
 }

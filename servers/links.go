@@ -56,7 +56,11 @@ func (r *run) startProxies() error {
 			}
 		}
 	}
-	r.logf("links: %d proxies (%s links, %s)", len(r.proxies), r.sv.Links, r.layout)
+	n, err := r.startClientProxies(listen)
+	if err != nil {
+		return err
+	}
+	r.logf("links: %d proxies (%s links, %s), %d of them for clients only", len(r.proxies), r.sv.Links, r.layout, n)
 	return nil
 }
 
@@ -164,6 +168,12 @@ func (r *run) linkEvent(e proxy.Event) {
 		ev.What, ev.Reason = history.MsgCorrupt, fmt.Sprintf("%s at byte %d", e.Detail, e.Off)
 	case proxy.EventHold:
 		r.stats.add(history.CountLinkHeld)
+		return
+	case proxy.EventShut:
+		r.stats.add(history.CountLinkQueuesShut)
+		return
+	case proxy.EventConnectHeld:
+		r.stats.add(history.CountLinkConnectsHeld)
 		return
 	default:
 		return

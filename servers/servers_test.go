@@ -51,7 +51,7 @@ func peer(args []string) {
 		fmt.Printf("%s follows %s at term 1\n", id, leader)
 	}
 	var mu sync.Mutex
-	go func() {
+	serve := func(ln net.Listener) {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -60,13 +60,26 @@ func peer(args []string) {
 			go func() {
 				sc := bufio.NewScanner(c)
 				for sc.Scan() {
+					if sc.Text() == "ping" { // a client's probe (probeAdapter)
+						fmt.Fprintf(c, "pong\n")
+						continue
+					}
 					mu.Lock()
 					fmt.Printf("%s got %s\n", id, sc.Text())
 					mu.Unlock()
 				}
 			}()
 		}
-	}()
+	}
+	go serve(ln)
+	if also := os.Getenv("COUP_TEST_ALSO"); also != "" { // a second port
+		ln, err := net.Listen("tcp", also)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		go serve(ln)
+	}
 	for _, p := range peers {
 		go func() {
 			for {

@@ -88,6 +88,8 @@ type Stats struct {
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// Polls count a real server's polls, by node.
+	Polls map[string]PollStats `json:"polls,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -131,6 +133,8 @@ func Evaluate(h *history.History) (*Results, error) {
 			kind = nodes.KindLinKV
 		case m.Workload == scenario.WorkloadEcho:
 			kind = nodes.KindEcho
+		case m.Workload == scenario.WorkloadSet:
+			kind = nodes.KindSet
 		}
 		names = checks.Defaults(kind)
 	}
@@ -314,6 +318,7 @@ func computeStats(h *history.History) Stats {
 	if len(counts) > 0 {
 		s.Counts = counts
 	}
+	s.Polls = pollStats(counts)
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -436,6 +441,7 @@ func (r *Results) Summary() string {
 	} else {
 		r.messagesLine(&b)
 	}
+	b.WriteString(pollsLine(r.Stats.Polls))
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
@@ -491,6 +497,9 @@ func linksLine(c map[string]int64) string {
 	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused (by a cut, or a server not listening yet), %d chunks held, %d corrupted",
 		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
 		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
+	if n := c[history.CountLinkConnectsHeld]; n > 0 {
+		fmt.Fprintf(&b, ", %d connects held by a stall until the heal", n)
+	}
 	if n := c[history.CountLinkUnattributed]; n > 0 {
 		fmt.Fprintf(&b, ", %d unattributed (reset, never forwarded)", n)
 	}
