@@ -121,3 +121,26 @@ offset = "5s"
 		t.Fatalf("got %q, want the run refused because the clock fault cannot reach a static program", msg)
 	}
 }
+
+// A built-in node's clock jump is done to its process, as a foreign
+// node's is; its rate stays its timers'.
+func TestClockBuiltinJump(t *testing.T) {
+	if err := clockfault.Check(); err != nil {
+		t.Skipf("clock faults cannot reach processes here: %v", err)
+	}
+	_, h := runScenario(t, floodScenario(2, "20ms", "600ms", "", `[[faults]]
+kind = "clock"
+target = "n1"
+offset = "1h"
+clocks = "monotonic"
+`))
+	var seen []history.Event
+	for _, e := range h.Events {
+		if e.Kind == history.KindClock && e.Node == "n1" && e.What == history.ClockSeen {
+			seen = append(seen, e)
+		}
+	}
+	if len(seen) == 0 || !strings.HasPrefix(seen[0].Value, "+1h0m0") {
+		t.Fatalf("n1's clock events %+v: want its reads seen an hour ahead", seen)
+	}
+}

@@ -127,3 +127,32 @@ func procStatus(pid int) map[string]string {
 	}
 	return out
 }
+
+// A clock fault that cannot reach the nodes refuses the run before any
+// node starts: exit 2, with the reason, and nothing left running.
+func TestClockFaultRefusedBeforeStart(t *testing.T) {
+	if err := clockfault.Check(); err != nil {
+		t.Skipf("clock faults cannot reach processes here: %v", err)
+	}
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "raw.c")
+	os.WriteFile(src, []byte("void _start(void) { __asm__ volatile (\"syscall\" : : \"a\"(60), \"D\"(0)); }\n"), 0o644)
+	bin := filepath.Join(dir, "rawnode")
+	if out, err := exec.Command(cc, "-static", "-nostdlib", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("cc -static: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "raw.toml")
+	os.WriteFile(file, []byte(fmt.Sprintf("command = [%q]\nnodes = 2\nduration = \"1s\"\n[workload]\nkind = \"none\"\n[[faults]]\nkind = \"clock\"\ntarget = \"n1\"\nrate = 2\n", bin)), 0o644)
+	tag := tagged(t)
+	cmd := exec.Command(coupBin, "run", "--store", t.TempDir(), file)
+	cmd.Env = append(os.Environ(), tag)
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "static program") {
+		t.Errorf("exit %d, want 2 with the reason the clock fault cannot reach the node:\n%s", code, out)
+	}
+	checkNoSurvivors(t, tag)
+}
