@@ -58,8 +58,8 @@
 //     so the followers of a leader cut off elect another only after its
 //     lease has run out: if the clocks run at one rate. A leader whose
 //     clock runs slow keeps serving reads from its lease after the others
-//     have moved on: the stale read that scenarios/tcp-leader-lease-slow-
-//     clock.toml shows.
+//     have moved on: the stale reads of
+//     scenarios/tcp-leader-lease-slow-clock.toml.
 //   - Wire. Messages are newline-delimited JSON, {"type":..., "from":...,
 //     "term":...} (and "granted" on a vote; "kv", the table, and
 //     "version", on a heartbeat). Each node dials one
