@@ -24,6 +24,7 @@
 //	refused  node, what (output|line|report|reply|dest|…), detail
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
 //	ready    value (the leader), term, detail (what each node believed then)
+//	clock    node, what (seen|unseen), name (the clock fault's occurrence), value (the skew seen), detail
 //	unstarted what (failed|interrupted), detail (why)
 //	end      (the run finished normally; absent when it was killed)
 //
@@ -69,6 +70,16 @@
 // and every other node following it. A run of real servers records it
 // once, when it happens, and its meta event says what the run waited for
 // before its faults began (ready).
+//
+// A clock event says what coup read back of a node's clocks under a clock
+// fault on real processes: seen, a process's own reads through the hook
+// coup put in (value: the skew its last read saw, as a Go duration, of
+// the wall clock when the fault skews it, else of the monotonic clock;
+// detail: the process, both clocks' skews, how many reads and, at the
+// fault's end, the rate measured between its first and last reading);
+// unseen, a process that read no clock through its vDSO, or could not be
+// read (detail: why). They follow the fault's nemesis start and come
+// before its end.
 //
 // An unstarted event says that the run's nodes did not all start, so that
 // nothing ran: a node or coup failed to start it (failed), or coup was

@@ -12,10 +12,10 @@
 // server, so that one signal reaches them all at once. A host elsewhere
 // (over SSH, in a container) would be another implementation in a file
 // of its own, chosen in newHost, with no caller changed. Every process a
-// host runs starts through one function (localHost.launch): the place
-// where what must hold for each process is added, such as a clock fault
-// that reaches a process through its environment (LD_PRELOAD) or a
-// tracer attached as it starts.
+// host runs starts through one function (localHost.launch), and the run
+// is told of each as it starts (hostEvents.launched): the place where what
+// must hold for each process is added, such as a clock fault in force
+// (clock.go), which reaches every process of the host's group.
 //
 // What it does, and nothing else, since the lifecycle does the rest:
 //

@@ -54,6 +54,10 @@ type hostEvents struct {
 	// exited is the end of a host whose server exited on its own (of
 	// incarnation inc, as detail says); the host is down.
 	exited func(inc int, detail string)
+	// launched is told that a process of the host has just started: what
+	// must hold for every process of the host (a clock fault in force) is
+	// put into it there, before it has run for long.
+	launched func()
 	// logf writes to harness.log; progress there and to the console.
 	logf, progress func(format string, args ...any)
 }

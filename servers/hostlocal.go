@@ -38,9 +38,9 @@ type localHost struct {
 	dir  string // the run's folder, where the logs go
 	ev   hostEvents
 	// launch starts one process of the host (proc.Start). Every process a
-	// host runs starts here: the one place where what must hold for each
-	// of them is added (a clock fault's LD_PRELOAD in its environment, a
-	// tracer attached as it starts).
+	// host runs starts here, and the run is told of each (ev.launched):
+	// the one place where what must hold for each of them is added (a
+	// clock fault in force, put into each process as it starts).
 	launch func(proc.Spec) (*proc.Proc, error)
 
 	mu     sync.Mutex
@@ -196,6 +196,9 @@ func (h *localHost) startProcess(ps processSpec, env []string, group, inc int) (
 	fmt.Fprintf(log, "--- coup: incarnation %d, pid %d: %q\n", inc, p.Pid(), ps.argv)
 	h.logMu.Unlock()
 	h.ev.logf("%s: started incarnation %d, pid %d", ps.label, inc, p.Pid())
+	if h.ev.launched != nil {
+		h.ev.launched()
+	}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go h.read(hp, p.Stdout, &readers)

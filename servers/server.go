@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/clockfault"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -17,6 +18,9 @@ type server struct {
 	id   string
 	data *scenario.ServerNode
 	host Host
+	// clock is the clock skew in force on its host's processes, kept
+	// across incarnations.
+	clock clockfault.Node
 }
 
 var (
@@ -31,6 +35,7 @@ func newServer(r *run, node *scenario.ServerNode) *server {
 	s.host = newHost(node, r.sv, r.dir, hostEvents{
 		line:     func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
 		exited:   s.exited,
+		launched: s.clockStarted,
 		logf:     r.logf,
 		progress: r.progress,
 	})
@@ -59,6 +64,7 @@ func (s *server) start(ctx context.Context, existing bool) error {
 		s.r.obs.ended(s.id)
 		return err
 	}
+	s.clockStarted() // what a wrapper started meanwhile
 	return nil
 }
 
