@@ -15,8 +15,8 @@ import (
 )
 
 // A clock fault on real processes, interrupted while it holds: etcd (Go),
-// ZooKeeper (the JVM) and a node program of the user's own (on the pipe
-// driver). While the fault holds, every process of the target reads its
+// ZooKeeper (the JVM), Redis with Sentinel (C, two processes a host) and
+// a node program of the user's own (on the pipe driver). While the fault holds, every process of the target reads its
 // clock through coup's hook and sees the jump, none is traced or left
 // stopped; once coup is interrupted (SIGINT or SIGTERM) nothing is left.
 func TestClockFaultInterrupted(t *testing.T) {
@@ -32,6 +32,8 @@ func TestClockFaultInterrupted(t *testing.T) {
 		{"etcd/SIGINT", "etcd", syscall.SIGINT, 3},
 		{"etcd/SIGTERM", "etcd", syscall.SIGTERM, 3},
 		{"zookeeper/SIGINT", "zookeeper", syscall.SIGINT, 3},
+		// A host's sidecars too: a redis-server and a Sentinel on each.
+		{"redis-sentinel/SIGINT", "redis-sentinel", syscall.SIGINT, 6},
 		{"own-node/SIGINT", "", syscall.SIGINT, 3},
 	}
 	for _, c := range cases {
