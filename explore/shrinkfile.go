@@ -1,4 +1,4 @@
-package sim
+package explore
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ func (r *ShrinkResult) Finish(name string) {
 	sc.Name = name + "-shrunk"
 	sc.Description = fmt.Sprintf("%s, shrunk: %s", name, r.Signature)
 	var violations []string
-	for _, c := range r.Outcome.Results.Order {
-		if r.Outcome.Results.Checks[c].Valid == checks.False {
+	for _, c := range r.Run.Results.Order {
+		if r.Run.Results.Checks[c].Valid == checks.False {
 			violations = append(violations, c)
 		}
 	}
