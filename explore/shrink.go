@@ -496,9 +496,16 @@ func (sh *shrinker) round() bool {
 		sh.weakenFaults, sh.shortenDuration, sh.shortenRecovery,
 	}
 	if !sh.exact {
-		// On a Runner that replays, a time is as good as the event that
-		// explains it, and no smaller: the move is for real runs.
-		moves = slices.Insert(moves, 3, sh.triggers)
+		// Real runs take the scenario's time: a shorter run makes every
+		// later candidate cheaper, so it comes first. A time is made into
+		// the event that explains it before faults are weakened; on a
+		// Runner that replays a time is as good as that event, and no
+		// smaller, so the move is for real runs only.
+		moves = []func() bool{
+			sh.removeFaults, sh.concretize, sh.removeFaults,
+			sh.shortenDuration, sh.shortenRecovery, sh.triggers, sh.shrinkTargets,
+			sh.removeNodes, sh.removeInitiators, sh.fewerClients, sh.weakenFaults,
+		}
 	}
 	progress := false
 	for _, move := range moves {
