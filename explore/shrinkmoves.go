@@ -257,12 +257,18 @@ func (sh *shrinker) shortenRecovery() bool {
 
 // bisect searches for the shortest value, down to low, of a duration for
 // which the run still fails, to the grain (a millisecond on an exact
-// Runner).
+// Runner; on another, the grain or an eighth of the value).
 func (sh *shrinker) bisect(low time.Duration, get func() time.Duration, set func(*scenario.Scenario, time.Duration)) {
 	for !sh.spent() {
 		cur := get()
 		mid := ((low + cur) / 2).Round(sh.opts.Grain)
-		if cur-low < 2*sh.opts.Grain || mid >= cur || mid < low {
+		gap := 2 * sh.opts.Grain
+		if !sh.exact {
+			// Each step costs real runs, and each kept step may fail the
+			// same way a little less often: an eighth is close enough.
+			gap = max(gap, cur/8)
+		}
+		if cur-low < gap || mid >= cur || mid < low {
 			return
 		}
 		cand := copyOf(sh.cur)

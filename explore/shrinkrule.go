@@ -40,7 +40,7 @@ type Rule struct {
 // a row keep a candidate and two other runs in a row drop it; a
 // candidate that fails the same way 90% of the time is kept with
 // probability 0.93 after 5.2 runs on average, one at 70% with 0.46, one
-// at 10% with 0.0003 after 2.3 runs (Chance). The cap at 0.9 lets a
+// at 10% with 0.0001 after 2.3 runs (Chance). The cap at 0.9 lets a
 // candidate of an original that never missed survive one run that did
 // not fail.
 func RuleFor(rate float64) Rule {
