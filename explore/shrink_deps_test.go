@@ -9,7 +9,7 @@ import (
 // The search room knows no driver: neither explore nor anything it
 // imports is a driver's package (shrinking runs candidates through a
 // Runner it is handed).
-func TestNoDriverDependency(t *testing.T) {
+func TestShrinkKnowsNoDriver(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

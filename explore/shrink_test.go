@@ -17,12 +17,12 @@ import (
 	"github.com/coupharness/coup/verdict"
 )
 
-// fakeRunner is a Runner that is not exact: each run fails as two leaders
+// flakyRunner is a Runner that is not exact: each run fails as two leaders
 // with a probability the test gives for the scenario, drawn from a seeded
 // source. Its history holds the test's events and, for each fault, one
 // start at its time, or, for a triggered fault, at the first event its
 // trigger matches.
-type fakeRunner struct {
+type flakyRunner struct {
 	rng    *rand.Rand
 	rate   func(sc *scenario.Scenario) float64
 	events []history.Event
@@ -32,11 +32,11 @@ type fakeRunner struct {
 	cancelAt int
 }
 
-var _ Runner = (*fakeRunner)(nil)
+var _ Runner = (*flakyRunner)(nil)
 
 const twoLeaders = "two-leaders: N both believed they were the leader"
 
-func (f *fakeRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
+func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	f.runs++
 	if f.cancel != nil && f.runs == f.cancelAt {
 		f.cancel()
@@ -83,8 +83,8 @@ func (f *fakeRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 
 func nameOf(i int) string { return "faults[" + string(rune('0'+i)) + "]#1" }
 
-func (*fakeRunner) Exact() bool  { return false }
-func (*fakeRunner) Name() string { return "fake" }
+func (*flakyRunner) Exact() bool  { return false }
+func (*flakyRunner) Name() string { return "fake" }
 
 func parse(t *testing.T, src string) *scenario.Scenario {
 	t.Helper()
@@ -185,7 +185,7 @@ func TestStatisticalTrial(t *testing.T) {
 		p      float64
 		lo, hi int // kept, of 200
 	}{{0.9, 175, 200}, {0.1, 0, 2}} {
-		f := &fakeRunner{rng: rand.New(rand.NewPCG(1, 2)), rate: func(*scenario.Scenario) float64 { return c.p }}
+		f := &flakyRunner{rng: rand.New(rand.NewPCG(1, 2)), rate: func(*scenario.Scenario) float64 { return c.p }}
 		kept := 0
 		for range 200 {
 			first, _ := f.Run(context.Background(), base)
@@ -216,7 +216,7 @@ func TestStatisticalTrial(t *testing.T) {
 // budget, having measured the original first.
 func TestStatisticalShrink(t *testing.T) {
 	sc := parse(t, fourFaults)
-	f := &fakeRunner{rng: rand.New(rand.NewPCG(3, 4)), rate: func(sc *scenario.Scenario) float64 {
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(3, 4)), rate: func(sc *scenario.Scenario) float64 {
 		if hasPause(sc) {
 			return 0.9
 		}
@@ -256,7 +256,7 @@ func TestStatisticalShrink(t *testing.T) {
 func TestStatisticalShrinkStops(t *testing.T) {
 	sc := parse(t, fourFaults)
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fakeRunner{rng: rand.New(rand.NewPCG(5, 6)), rate: func(*scenario.Scenario) float64 { return 1 }, cancel: cancel, cancelAt: 15}
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(5, 6)), rate: func(*scenario.Scenario) float64 { return 1 }, cancel: cancel, cancelAt: 15}
 	res, err := Shrink(ctx, f, sc, ShrinkOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestStatisticalShrinkStops(t *testing.T) {
 	if !res.Interrupted || res.Exhausted || f.runs != 15 || len(res.Scenario.Faults) >= 4 {
 		t.Errorf("interrupted %v, exhausted %v, %d runs, %d faults", res.Interrupted, res.Exhausted, f.runs, len(res.Scenario.Faults))
 	}
-	never := &fakeRunner{rng: rand.New(rand.NewPCG(5, 6)), rate: func(*scenario.Scenario) float64 { return 0 }}
+	never := &flakyRunner{rng: rand.New(rand.NewPCG(5, 6)), rate: func(*scenario.Scenario) float64 { return 0 }}
 	if _, err := Shrink(context.Background(), never, sc, ShrinkOptions{}); !errors.Is(err, ErrNothingToShrink) {
 		t.Errorf("never fails: %v", err)
 	}
@@ -276,7 +276,7 @@ func TestStatisticalShrinkStops(t *testing.T) {
 // Measure keeps the commonest failure and one run that shows it.
 func TestMeasure(t *testing.T) {
 	sc := parse(t, fourFaults)
-	f := &fakeRunner{rng: rand.New(rand.NewPCG(7, 8)), rate: func(*scenario.Scenario) float64 { return 0.7 }}
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(7, 8)), rate: func(*scenario.Scenario) float64 { return 0.7 }}
 	m, err := Measure(context.Background(), f, sc, 40, "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ for = "300ms"
 // start).
 func TestExplanations(t *testing.T) {
 	sc := parse(t, pauseAfterChange)
-	f := &fakeRunner{rng: rand.New(rand.NewPCG(1, 1)), rate: func(*scenario.Scenario) float64 { return 1 }, events: leaderChange()}
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(1, 1)), rate: func(*scenario.Scenario) float64 { return 1 }, events: leaderChange()}
 	run, _ := f.Run(context.Background(), sc)
 	xs := explanations(sc, 1, run.History)
 	if len(xs) != 2 {
@@ -367,7 +367,7 @@ func TestExplanations(t *testing.T) {
 // the same way more often (95%) than at the time (60%).
 func TestTriggerMove(t *testing.T) {
 	sc := parse(t, pauseAfterChange)
-	f := &fakeRunner{rng: rand.New(rand.NewPCG(9, 9)), events: leaderChange(), rate: func(sc *scenario.Scenario) float64 {
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(9, 9)), events: leaderChange(), rate: func(sc *scenario.Scenario) float64 {
 		for _, fl := range sc.Faults {
 			if fl.Kind == "pause" && fl.When != nil && fl.When.Report == "leader" {
 				return 0.95

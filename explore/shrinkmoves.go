@@ -331,7 +331,7 @@ func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 	case "crash":
 		add("crash → pause", func(w *scenario.Fault) { w.Kind = "pause" })
 	}
-	if lasts(f.Kind) {
+	if takesFor(f.Kind) {
 		switch {
 		case f.For.Set && f.For.D > grain:
 			d := (f.For.D / 2).Round(time.Microsecond)
@@ -368,8 +368,8 @@ func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 	return out
 }
 
-// lasts reports whether a fault of the kind lasts (has a for).
-func lasts(kind string) bool {
+// takesFor reports whether a fault of the kind lasts (has a for).
+func takesFor(kind string) bool {
 	switch kind {
 	case "restart", "replace", "resume", "timely":
 		return false

@@ -5,8 +5,8 @@
 //	coup run FILE|DIR...        run scenarios
 //	coup check HISTORY          re-check a stored history
 //	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
-//	coup shrink FILE            shrink a failing scenario, on any driver
 //	coup list [DIR]             list the scenarios of a folder
+//	coup shrink FILE            shrink a failing scenario, on any driver
 //	coup node --algo NAME       the built-in node program
 //	coup adapter etcd|zookeeper a built-in client of real servers, as a process
 //	coup algorithms             list the built-in algorithms
@@ -54,13 +54,13 @@ usage:
                                  that fails the same way
   coup sim --bench [--seeds N] FILE|DIR...
                                  measure the simulator's speed
+  coup list [FILE|DIR...]        list scenarios: name, algorithm, faults and
+                                 expected outcome (default: scenarios/)
   coup shrink FILE [--runs N] [--budget N|DURATION] [--out FILE] [--sim]
                                  shrink a failing scenario to a smaller one
                                  that fails the same way, on real processes
                                  or servers (or the simulator), and measure
                                  how often it does in fresh runs
-  coup list [FILE|DIR...]        list scenarios: name, algorithm, faults and
-                                 expected outcome (default: scenarios/)
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
   coup adapter etcd|zookeeper     run a built-in client of real servers as a
@@ -92,8 +92,8 @@ var commands = []command{
 	{"run", runCmd},
 	{"check", checkCmd},
 	{"sim", simCmd},
-	{"shrink", shrinkCmd},
 	{"list", listCmd},
+	{"shrink", shrinkCmd},
 	{"node", nodeCmd},
 	{"adapter", adapterCmd},
 	{"algorithms", algorithmsCmd},
