@@ -40,7 +40,9 @@ func (r *ShrinkResult) SizeTable(indent string) string {
 	row("faults", o.Faults, s.Faults)
 	row("fault occurrences", o.Occurrences, s.Occurrences)
 	row("nodes", o.Nodes, s.Nodes)
-	row("messages", o.Messages, s.Messages)
+	if o.Messages > 0 || s.Messages > 0 { // real servers' messages are not counted
+		row("messages", o.Messages, s.Messages)
+	}
 	row("history events", o.Events, s.Events)
 	row("duration", o.Duration, s.Duration)
 	row("recovery", o.Recovery, s.Recovery)

@@ -456,5 +456,5 @@ func scenarioMovedTo(text []byte, original, path string) []byte {
 	if err != nil {
 		return text
 	}
-	return scenarioFolder.ReplaceAllFunc(text, func(m []byte) []byte { return append(m, "/"+filepath.ToSlash(rel)...) })
+	return scenarioFolder.ReplaceAllFunc(text, func(m []byte) []byte { return append(slices.Clone(m), "/"+filepath.ToSlash(rel)...) })
 }

@@ -163,3 +163,29 @@ func TestShrinkBadInput(t *testing.T) {
 		t.Errorf("a valid scenario: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// coup shrink on real servers: the example TCP service's leader cut off.
+// The written file, in another folder, reaches the service's run.sh
+// through the original's folder ({{.Scenario}}), and fails the same way
+// in fresh runs; no server is left.
+func TestShrinkServers(t *testing.T) {
+	dir := t.TempDir()
+	r := coupIn(t, dir, "shrink", scenarioPath(t, "tcp-leader-isolated.toml"), "--runs", "2", "--budget", "8", "--quiet")
+	if r.code != 0 || !strings.Contains(r.stdout, "it fails as: two-leaders: N both believed they were the leader") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "shrunk.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, filepath.Dir(scenarioPath(t, "tcp-leader-isolated.toml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "{{.Scenario}}/"+rel+"/../examples/tcp-leader/run.sh") || !regexp.MustCompile(`(?m)^# This file fails the same way in [12] of 2 fresh runs\.$`).Match(src) {
+		t.Errorf("%s", src)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shrunk.history.jsonl")); err != nil {
+		t.Error(err)
+	}
+}
