@@ -37,9 +37,10 @@ var ErrNothingToShrink = errors.New("the run shows no violation and is as expect
 
 // ShrinkOptions configure Shrink.
 type ShrinkOptions struct {
-	// Budget is the most runs the shrink spends, the first ones included
-	// (default DefaultBudget on an exact Runner, DefaultRealBudget on
-	// another). Shrink always stops within it.
+	// Budget is the most runs the shrink spends, the first ones that find
+	// the failure included when it runs them (default DefaultBudget on an
+	// exact Runner, DefaultRealBudget on another). Shrink always stops
+	// within it.
 	Budget int
 	// Time, when positive, bounds the shrink's wall time: no candidate is
 	// started after it has passed (the one under way finishes).
@@ -189,6 +190,11 @@ func Shrink(ctx context.Context, r Runner, sc *scenario.Scenario, opts ShrinkOpt
 		opts.Grain = time.Millisecond
 		if !exact {
 			opts.Grain = 50 * time.Millisecond
+		}
+	}
+	if opts.Rule != nil {
+		if err := opts.Rule.Check(); err != nil {
+			return nil, err
 		}
 	}
 	sh := &shrinker{ctx: ctx, runner: r, exact: exact, opts: opts, file: sc.File, began: time.Now(), tried: map[string]bool{}}

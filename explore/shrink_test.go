@@ -252,7 +252,8 @@ func TestStatisticalShrink(t *testing.T) {
 }
 
 // A shrink that is interrupted returns the best scenario so far; one whose
-// runs never fail has nothing to shrink.
+// runs never fail has nothing to shrink; a rule that cannot decide is
+// refused before any run.
 func TestStatisticalShrinkStops(t *testing.T) {
 	sc := parse(t, fourFaults)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -270,6 +271,9 @@ func TestStatisticalShrinkStops(t *testing.T) {
 	}
 	if never.runs != DefaultRuns {
 		t.Errorf("%d runs to find no failure, want %d", never.runs, DefaultRuns)
+	}
+	if _, err := Shrink(context.Background(), never, sc, ShrinkOptions{Rule: &Rule{P1: 0.5, P0: 0.6}}); err == nil || never.runs != DefaultRuns {
+		t.Errorf("a rule with P0 > P1: %v, after %d runs", err, never.runs-DefaultRuns)
 	}
 }
 
