@@ -30,6 +30,8 @@ type flakyRunner struct {
 	// cancel, when set, is called at the given run.
 	cancel   func()
 	cancelAt int
+	// agreement adds a liveness check that holds to every run's results.
+	agreement bool
 }
 
 var _ Runner = (*flakyRunner)(nil)
@@ -46,6 +48,10 @@ func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, err
 	}
 	res := &verdict.Results{Checks: map[string]checks.Result{}, Order: []string{"two-leaders"}, Valid: checks.True, Outcome: verdict.AsExpected}
 	res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.True}
+	if f.agreement {
+		res.Checks["agreement"] = checks.Result{Name: "agreement", Valid: checks.True}
+		res.Order = append(res.Order, "agreement")
+	}
 	if f.rng.Float64() < f.rate(sc) {
 		res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.False, Explanation: "n1 and n2 both believed they were the leader from 1.2s to 1.3s"}
 		res.Valid, res.Outcome = checks.False, verdict.Unexpected
@@ -407,5 +413,26 @@ func TestTriggerMove(t *testing.T) {
 	text := string(res.Scenario.Encode(""))
 	if _, err := scenario.Parse("t.toml", text); err != nil || !strings.Contains(text, `when = { report = "leader" }`) && !strings.Contains(text, "[faults.when]") {
 		t.Errorf("%v\n%s", err, text)
+	}
+}
+
+// On real runs the recovery is left alone while a liveness check runs,
+// even one that holds: with less time it may fail in the next run.
+func TestRecoveryKeptForLiveness(t *testing.T) {
+	sc := parse(t, fourFaults)
+	for _, agreement := range []bool{false, true} {
+		f := &flakyRunner{rng: rand.New(rand.NewPCG(3, 4)), agreement: agreement, rate: func(sc *scenario.Scenario) float64 {
+			if hasPause(sc) {
+				return 0.95
+			}
+			return 0.05
+		}}
+		res, err := Shrink(context.Background(), f, sc, ShrinkOptions{Budget: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := res.Scenario.Recovery.D == time.Second; kept != agreement {
+			t.Errorf("agreement %v: recovery %s, steps %q", agreement, res.Scenario.Recovery.D, res.Steps)
+		}
 	}
 }
