@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/coupharness/coup/nodes/process"
 )
@@ -36,6 +33,5 @@ func serve(node Node, in io.Reader, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
 	return process.Run(process.Options{In: in, Out: out, Log: log, Spec: spec})
 }

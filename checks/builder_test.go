@@ -47,6 +47,7 @@ func (b *hb) stabilisation(t int64) *hb {
 func (b *hb) staleBound(t int64) *hb  { b.meta.StaleLeader = ms(t); return b }
 func (b *hb) bound(n int64) *hb       { b.meta.MessageBound = n; return b }
 func (b *hb) checksums(on bool) *hb   { b.meta.Checksums = on; return b }
+func (b *hb) servers() *hb            { b.meta.Servers = true; return b }
 func (b *hb) add(e history.Event) *hb { b.events = append(b.events, e); return b }
 func (b *hb) proc(node, what string, t int64) *hb {
 	e := history.Event{Time: ms(t), Kind: history.KindProcess, Node: node, What: what}

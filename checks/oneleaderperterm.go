@@ -19,7 +19,7 @@ func oneLeaderPerTerm(h *history.History) Result {
 	termedClaims, untermed := claimFigures(&r, claims)
 	if !termed {
 		r.Valid = Unknown
-		r.Explanation = noTerms
+		r.Explanation = noTerms(h)
 		return r
 	}
 	// holder is, for each term claimed by one node so far, that node's

@@ -28,6 +28,26 @@ func TestOneLeaderPerTerm(t *testing.T) {
 			explain: []string{"no leader report carries a term"},
 		},
 		{
+			name:    "no leader report at all: unknown, for want of any",
+			h:       hist(n3...).starts(0, n3...).end(100).h(),
+			want:    Unknown,
+			explain: []string{"no node reported a leader, so there is nothing to judge"},
+		},
+		{
+			// Real servers' reports are coup's observations: the advice
+			// is theirs, not a protocol node's.
+			name:    "real servers observed to believe in no one: unknown, for want of an election",
+			h:       hist(n3...).servers().starts(0, n3...).end(100).h(),
+			want:    Unknown,
+			explain: []string{"coup observed no server's belief of the leader", "before the servers' first election"},
+		},
+		{
+			name:    "real servers' reports without a term: unknown, and where coup reads terms",
+			h:       hist(n3...).servers().starts(0, n3...).leader("n1", "n1", 10).end(100).h(),
+			want:    Unknown,
+			explain: []string{"no leader report carries a term", "[[server.log]]", "docs/servers.md"},
+		},
+		{
 			name:    "a term only on a report from a node that is not live: unknown",
 			h:       hist(n3...).starts(0, "n1", "n2").claim("n3", 1, 10).leader("n1", "n1", 20).end(100).h(),
 			want:    Unknown,

@@ -94,7 +94,7 @@ func staleLeader(h *history.History) Result {
 	termedClaims, untermed := claimFigures(&r, claims)
 	if !termed {
 		r.Valid = Unknown
-		r.Explanation = noTerms
+		r.Explanation = noTerms(h)
 		return r
 	}
 	var longest *staleness

@@ -113,8 +113,28 @@ func endedBy(node string, e *history.Event) string {
 	return fmt.Sprintf("%s %s at %s", node, downWord(e), at)
 }
 
-// noTerms is the explanation of a term check on a history without terms.
-const noTerms = "no leader report carries a term, so there is nothing to judge: a node names the term of its leadership in its leader reports (\"term\": 3; see docs/protocol.md), and built-in algorithms without terms give none"
+// noTerms is the explanation of a term check on a history without terms:
+// why there are none, and what would give some, in the words of the
+// nodes that ran (protocol nodes send their reports; coup observes a real
+// server's).
+func noTerms(h *history.History) string {
+	reported := false
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == history.KindReport && e.What == history.ReportLeader {
+			reported = true
+			break
+		}
+	}
+	switch {
+	case !reported && h.Meta.Servers:
+		return "coup observed no server's belief of the leader, so there is nothing to judge (a run that ends before the servers' first election observes none)"
+	case !reported:
+		return "no node reported a leader, so there is nothing to judge"
+	case h.Meta.Servers:
+		return "no leader report carries a term, so there is nothing to judge: coup reads a server's term from a \"term\" group of its log patterns ([[server.log]]) or polls ([[server.poll]]); see docs/servers.md"
+	}
+	return "no leader report carries a term, so there is nothing to judge: a node names the term of its leadership in its leader reports (\"term\": 3; see docs/protocol.md), and built-in algorithms without terms give none"
+}
 
 // claimFigures sets the figures both term checks give: the claims with a
 // term, and those without (when there are any). It returns the two counts.

@@ -25,4 +25,22 @@
 //   - Ddmin: delta debugging, the engine of shrinking.
 //   - Sweep files: a sweep's or campaign's results as JSON lines, split
 //     into shards (Shard, ParseShard) and merged by signature (Merge).
+//   - Campaign: schedules drawn from a scenario's vocabulary (its
+//     [explore] table), each a Schedule of faults put into a copy of the
+//     scenario and run by a Runner, until a budget is spent; random (the
+//     baseline) or guided by the Features of each run's history (Abstract)
+//     and the Moments it showed. Its results file (CampaignWriter,
+//     ReadCampaign) splits by lanes into shards and merges by signature
+//     (MergeCampaigns); a Tally counts its runs and failures.
+//
+// A campaign's loop, per lane (Campaign.Run):
+//
+//	next: the lane's strategy makes run t's schedule from what its runs
+//	    up to t−Workers showed; the schedule becomes a scenario file, read
+//	    back and validated
+//	run: the Runner runs it and judges it with the scenario's checks
+//	judge: the history's features and moments go to the lane; a failing
+//	    run is kept whole in the store (an exact runner's run again into
+//	    it) with its scenario file, a passing run's folder removed; the
+//	    results file gets its line, the tally its count
 package explore

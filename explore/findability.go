@@ -78,21 +78,25 @@ func (f Findability) SurviveSeeds() (estimate, cautious int) {
 }
 
 // String says it all in one line, as a sweep prints it.
-func (f Findability) String() string {
+func (f Findability) String() string { return f.In("seed") }
+
+// In says it all in one line, counting in unit ("seed", or "run" for a
+// campaign's runs).
+func (f Findability) In(unit string) string {
 	lo, hi := f.Interval()
 	if f.Found == 0 {
-		return fmt.Sprintf("0 of %d seeds: per-seed probability below %s (%.0f%% confidence)", f.Seeds, percent(hi), 100*Confidence)
+		return fmt.Sprintf("0 of %d %ss: per-%s probability below %s (%.0f%% confidence)", f.Seeds, unit, unit, percent(hi), 100*Confidence)
 	}
 	est, cautious := f.SurviveSeeds()
-	return fmt.Sprintf("%d of %d seeds: per-seed probability %s (%.0f%% interval %s–%s); a fix must pass %s in a row for %.0f%% confidence that it is gone (%d at the interval's low end)",
-		f.Found, f.Seeds, percent(f.Estimate()), 100*Confidence, percent(lo), percent(hi), seedsWord(est), 100*Confidence, cautious)
+	return fmt.Sprintf("%d of %d %ss: per-%s probability %s (%.0f%% interval %s–%s); a fix must pass %s in a row for %.0f%% confidence that it is gone (%d at the interval's low end)",
+		f.Found, f.Seeds, unit, unit, percent(f.Estimate()), 100*Confidence, percent(lo), percent(hi), count(est, unit), 100*Confidence, cautious)
 }
 
-func seedsWord(n int) string {
+func count(n int, unit string) string {
 	if n == 1 {
-		return "1 seed"
+		return "1 " + unit
 	}
-	return fmt.Sprintf("%d seeds", n)
+	return fmt.Sprintf("%d %ss", n, unit)
 }
 
 // percent writes a probability as a percentage with three significant

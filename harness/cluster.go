@@ -16,6 +16,7 @@ import (
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/nodes/wire"
 )
 
@@ -165,12 +166,37 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	}
 }
 
-// nodeArgv is the command line of a node process.
+// nodeArgv is the command line of a node process: the scenario's command,
+// the program of an algorithm that is a program of its own, or coup's node
+// program.
 func (r *run) nodeArgv() []string {
 	if r.sc.Command != nil {
 		return r.sc.Command
 	}
+	if r.program != "" {
+		return []string{r.program}
+	}
 	return append(append([]string(nil), r.opts.NodeCommand...), "node", "--algo", r.sc.Algorithm)
+}
+
+// findProgram finds the executable of an algorithm that is a program of
+// its own (nodes.Spec.Program: memberlist), building it when needed, once
+// per run and before any node starts, so that a first build does not count
+// against init_timeout.
+func (r *run) findProgram() error {
+	if r.sc.Command != nil {
+		return nil
+	}
+	spec, ok := algorithms.Lookup(r.sc.Algorithm)
+	if !ok || spec.Program == nil {
+		return nil
+	}
+	path, err := spec.Program(r.ctx, r.log.Progress)
+	if err != nil {
+		return err
+	}
+	r.program = path
+	return nil
 }
 
 // read reads one incarnation's output to the end, in order. The first line

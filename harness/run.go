@@ -38,10 +38,9 @@ type run struct {
 	dir   string
 	runID string
 	rec   *history.Recorder
-	start time.Time // when the run began, for the harness's log
 	// zero is when every node is up: the time origin of the history, of
-	// the scenario's times and of the nemesis. It is set once, before the
-	// gate opens.
+	// the scenario's times, of the nemesis and of harness.log and the
+	// console (log). It is set once, before the gate opens.
 	zero time.Time
 	// gate is closed at zero, once the meta event is recorded: node
 	// readers record nothing before.
@@ -56,8 +55,11 @@ type run struct {
 	refused refusals
 	writers sync.WaitGroup // the members' writers
 
-	logMu sync.Mutex
-	log   *os.File
+	log *lifecycle.Log // harness.log and the console
+
+	// program is the executable of an algorithm that is a program of its
+	// own (memberlist), found before any node starts; "" for the others.
+	program string
 }
 
 // Run runs a scenario with real processes and returns its results and its
@@ -90,8 +92,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 // newRun builds the pipe driver of a run over its store folder's files,
 // and the run's lifecycle.
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, opts: opts, dir: f.Dir, runID: newRunID(), log: f.Log, members: map[string]*member{}, gate: make(chan struct{})}
-	r.start = time.Now()
+	r := &run{sc: sc, opts: opts, dir: f.Dir, runID: newRunID(), members: map[string]*member{}, gate: make(chan struct{})}
+	r.log = f.NewLog(opts.Progress)
 	// The recorder keeps nothing: whatever the nodes send, the run's memory
 	// does not grow with its history. The history is read back from the
 	// file for the checks, at disk speed.
@@ -112,7 +114,7 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 var _ lifecycle.Driver = (*run)(nil)
 
 // Start starts every node's writer, then every node (lifecycle.Driver).
-func (r *run) Start(ctx context.Context, zero func()) error {
+func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
 	// The router allocates a little per message and keeps almost nothing:
 	// a heap allowed to grow further between collections costs the
@@ -154,7 +156,7 @@ func (r *run) Lock()   { r.router.mu.Lock() }
 func (r *run) Unlock() { r.router.mu.Unlock() }
 
 // Record records an event (lifecycle.Driver).
-func (r *run) Record(e history.Event) { r.rec.Record(e) }
+func (r *run) Record(e history.Event) history.Event { return r.rec.Record(e) }
 
 // Close closes the history and reads it back from its file
 // (lifecycle.Driver).
@@ -166,16 +168,23 @@ func (r *run) Close() (*history.History, error) {
 }
 
 // Logf writes a line to harness.log (lifecycle.Driver).
-func (r *run) Logf(format string, args ...any) { r.logf(format, args...) }
+func (r *run) Logf(format string, args ...any) { r.log.Logf(format, args...) }
 
-// Progress writes a line to harness.log and the console (lifecycle.Driver).
-func (r *run) Progress(format string, args ...any) { r.progress(format, args...) }
+// Progress writes a line to harness.log and the console, at a time on the
+// history's clock (lifecycle.Driver).
+func (r *run) Progress(at time.Duration, format string, args ...any) {
+	r.log.ProgressAt(at, format, args...)
+}
 
 // startAll starts every node and does the init handshakes. When all have
 // answered (or one has failed), that moment is the run's zero: the meta
 // event is recorded, the gate opens, and each node's start is recorded.
-func (r *run) startAll(zero func()) error {
-	r.progress("starting %d nodes", len(r.names))
+func (r *run) startAll(zero func(took time.Duration)) error {
+	if err := r.findProgram(); err != nil {
+		r.openGate(zero)
+		return err
+	}
+	r.log.Progress("starting %d nodes", len(r.names))
 	type started struct {
 		i     int
 		ready <-chan struct{}
@@ -213,13 +222,19 @@ func (r *run) startAll(zero func()) error {
 	if len(others) > 0 {
 		first = fmt.Errorf("%w\n  %s failed to start too", first, nameList(others))
 	}
-	r.zero = time.Now()
-	zero()
-	close(r.gate)
+	r.openGate(zero)
 	for _, ready := range readies {
 		<-ready
 	}
 	return first
+}
+
+// openGate makes now the run's zero: the meta event is recorded and the
+// nodes' readers may record.
+func (r *run) openGate(zero func(took time.Duration)) {
+	r.zero = time.Now()
+	zero(r.log.SetZero(r.zero))
+	close(r.gate)
 }
 
 // Stop stops the workload and every process, drops what is still in
@@ -273,15 +288,6 @@ func newRunID() string {
 
 var cryptoRead = crand.Read
 
-func (r *run) logf(format string, args ...any) {
-	r.logMu.Lock()
-	defer r.logMu.Unlock()
-	fmt.Fprintf(r.log, "%s "+format+"\n", append([]any{time.Since(r.start).Round(time.Microsecond)}, args...)...)
-}
-
-func (r *run) progress(format string, args ...any) {
-	r.logf(format, args...)
-	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, "  [%6.3fs] %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
-	}
-}
+// logf writes a line to harness.log, on the history's clock once the run
+// has its zero.
+func (r *run) logf(format string, args ...any) { r.log.Logf(format, args...) }

@@ -1,16 +1,14 @@
 package harness
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
+
+	"github.com/coupharness/coup/internal/console"
 )
 
 // handshake is what an incarnation's reader saw before init_ok, so that a
@@ -29,7 +27,7 @@ func (hs *handshake) note(line []byte) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.lines == 0 {
-		hs.first = printable(line, 200)
+		hs.first = console.Cut(line, 200)
 	}
 	hs.lines++
 }
@@ -67,7 +65,7 @@ func exitedError(node, log string, hs *handshake) error {
 	hs.mu.Lock()
 	exit := hs.exit
 	hs.mu.Unlock()
-	return fmt.Errorf("%s exited before answering init (%s)%s%s", node, exit, hs.before(), logTail(log))
+	return fmt.Errorf("%s exited before answering init (%s)%s%s", node, exit, hs.before(), console.LogTail(log))
 }
 
 // silentError is why a node that did not answer init in time failed. A node
@@ -76,60 +74,9 @@ func exitedError(node, log string, hs *handshake) error {
 func silentError(node, log string, limit time.Duration, hs *handshake) error {
 	if hs.silent() {
 		return fmt.Errorf("%s did not answer init within %s and wrote nothing on stdout: if it did answer, its output may be buffered; flush stdout after every line (Python: print(..., flush=True); C: fflush(stdout); Java: System.out.flush()), or raise init_timeout if it is only slow to start%s",
-			node, limit, logTail(log))
+			node, limit, console.LogTail(log))
 	}
-	return fmt.Errorf("%s did not answer init within %s%s%s", node, limit, hs.before(), logTail(log))
-}
-
-// tailLines is how many lines of a node's log a start failure shows.
-const tailLines = 5
-
-// logTail says where a node's log is and, when it is not empty, shows its
-// last lines, cut short and with control characters replaced, since a node
-// may write anything there.
-func logTail(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf(" (log: %s)", path)
-	}
-	defer f.Close()
-	const most = 8 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > most {
-		_, _ = f.Seek(st.Size()-most, io.SeekStart)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, most))
-	var tail []string
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) > 0 {
-			tail = append(tail, printable(l, 300))
-		}
-	}
-	if len(tail) == 0 {
-		return fmt.Sprintf(" (its log, %s, is empty)", path)
-	}
-	if len(tail) > tailLines {
-		tail = tail[len(tail)-tailLines:]
-	}
-	return fmt.Sprintf("; the end of its log, %s:\n    | %s", path, strings.Join(tail, "\n    | "))
-}
-
-// printable returns b as text fit for a console: invalid UTF-8 and control
-// characters replaced, cut to at most n runes.
-func printable(b []byte, n int) string {
-	var sb strings.Builder
-	count := 0
-	for _, r := range strings.ToValidUTF8(string(b), "\uFFFD") {
-		if count == n {
-			sb.WriteString("…")
-			break
-		}
-		if unicode.IsControl(r) || (!unicode.IsPrint(r) && r != ' ') {
-			r = '\uFFFD'
-		}
-		sb.WriteRune(r)
-		count++
-	}
-	return sb.String()
+	return fmt.Errorf("%s did not answer init within %s%s%s", node, limit, hs.before(), console.LogTail(log))
 }
 
 // lines returns "1 line", "2 lines".

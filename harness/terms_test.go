@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
 )
 
 // A leader report's term is recorded as the node gave it, term 0 included;
@@ -20,7 +21,7 @@ func TestReportTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	r := &run{rec: history.NewRecorder(nil, func() int64 { return 0 }, true), log: log}
+	r := &run{rec: history.NewRecorder(nil, func() int64 { return 0 }, true), log: lifecycle.NewLog(log, nil)}
 	r.router = &router{r: r, counts: map[string]int64{}}
 	tests := []struct {
 		body string

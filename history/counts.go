@@ -36,7 +36,29 @@ const (
 	CountLinkUnattributedOpen = "links.unattributed_open_at_end"
 	CountLinkHeld             = "links.chunks_held"
 	CountLinkCorrupted        = "links.chunks_corrupted"
+	// A connect across a stalled link gets no answer: the times a proxy
+	// shut its listen queue for it (new connects' SYNs dropped until the
+	// heal), and the connections that completed anyway (a proxy that
+	// finds its dialler by process cannot tell them apart before the
+	// handshake) and were held, their target dialled only at the heal.
+	CountLinkQueuesShut   = "links.queues_shut"
+	CountLinkConnectsHeld = "links.connects_held"
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"
+	// CountPolls prefixes the server driver's counts of its polls, per
+	// node and by how each question ended: "polls.n1.answered", and
+	// Poll* below.
+	CountPolls = "polls"
+)
+
+// How a poll's question ended (CountPolls): answered; not answered
+// within the poll's timeout (a paused or cut-off server); failed before
+// it (a refused connection, an HTTP error, a missing file, a command that
+// failed); and a round skipped, the node being down.
+const (
+	PollAnswered   = "answered"
+	PollUnanswered = "unanswered"
+	PollFailed     = "failed"
+	PollSkipped    = "skipped"
 )

@@ -89,13 +89,18 @@ func keyBit(k string) uint32 {
 		return 1 << 22
 	case "token":
 		return 1 << 23
+	case "host":
+		return 1 << 24
+	case "served":
+		return 1 << 25
 	}
 	return 0
 }
 
 // eventKeys are the keys keyBit knows.
 var eventKeys = []string{"i", "t", "kind", "node", "what", "value", "name", "term", "incarnation", "detail",
-	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts", "token"}
+	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts", "token",
+	"host", "served"}
 
 func (d *decoder) fast(b []byte, e *Event) bool {
 	s := jsonscan.Scanner{B: b}
@@ -263,6 +268,10 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 		e.Reason = v
 	case "body":
 		e.Body = v
+	case "host":
+		e.Host = v
+	case "served":
+		e.Served = v
 	}
 	return true
 }

@@ -23,6 +23,7 @@
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	refused  node, what (output|line|report|reply|dest|…), detail
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
+//	unstarted what (failed|interrupted), detail (why)
 //	end      (the run finished normally; absent when it was killed)
 //
 // A client operation is an invoke event and, later, one completion (ok,
@@ -37,6 +38,9 @@
 //	          cas [k,[from,to]], ok the same
 //	echo      echo: the payload sent; ok: the echo the node sent back (a
 //	          string as it is, any other JSON value as its text)
+//	set       add: the element, an integer; ok the same. read: none; ok
+//	          the elements read, a JSON array (integers in increasing
+//	          order, anything else as JSON strings of its text)
 //
 // A fail or info completion's value says why: the error's text (or
 // "error N" without one), "timed out", "run ended". The meta event's
@@ -59,6 +63,13 @@
 // at its bound (history.max_messages), which bounds the history whatever
 // the nodes send; from then on messages are counted on the end event only,
 // and the checks that need every message say they cannot judge.
+//
+// An unstarted event says that the run's nodes did not all start, so that
+// nothing ran: a node or coup failed to start it (failed), or coup was
+// interrupted first (interrupted); detail says why, in coup's or the
+// node's own words. It comes right after the meta event, or after the
+// process events of the nodes that did start; such a history has no end
+// event, and is not judged.
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

@@ -38,6 +38,8 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 		b = append(b, `,"token":`...)
 		b = strconv.AppendInt(b, *e.Token, 10)
 	}
+	b = appendField(b, `,"host":`, e.Host)
+	b = appendField(b, `,"served":`, e.Served)
 	b = appendField(b, `,"phase":`, e.Phase)
 	if len(e.Nodes) > 0 {
 		b = append(b, `,"nodes":[`...)

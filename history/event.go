@@ -21,6 +21,17 @@ const (
 	// KindLimit: the harness stopped recording something past a bound
 	// (what "messages": history.max_messages); it goes on counting it.
 	KindLimit Kind = "limit"
+	// KindUnstarted: the run's nodes did not all start, so nothing ran
+	// and nothing is judged; what says how (UnstartedFailed,
+	// UnstartedInterrupted), detail why, in coup's or the node's words.
+	// It follows the meta event, and the history has no end event.
+	KindUnstarted Kind = "unstarted"
+)
+
+// Unstarted event whats: how a run's start ended.
+const (
+	UnstartedFailed      = "failed"      // a node, or coup, failed to start the run
+	UnstartedInterrupted = "interrupted" // Ctrl-C (or SIGTERM) before every node was up
 )
 
 // Process event whats: the life of a node process.
@@ -97,6 +108,12 @@ type Event struct {
 	// when the lock service gives one: etcd's revision of the grant; nil
 	// when it gave none.
 	Token *int64 `json:"token,omitempty"`
+	// Host is the host the operation's client sits on, and Served the
+	// member that served it, where the server's protocol says so (etcd's
+	// response header, the ZooKeeper session's server, an adapter's
+	// served_by): the server driver's; empty when not known.
+	Host   string `json:"host,omitempty"`
+	Served string `json:"served,omitempty"`
 
 	// Nemesis events.
 	Phase string   `json:"phase,omitempty"`
@@ -127,7 +144,7 @@ type Meta struct {
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
 	// Workload is the kind of the scenario's workload ("election",
-	// "mutex", "lin-kv", "echo", "none"); it picks the default checks of
+	// "mutex", "lin-kv", "set", "echo", "none"); it picks the default checks of
 	// a foreign node's history that names none.
 	Workload string   `json:"workload,omitempty"`
 	Nodes    []string `json:"nodes"`
@@ -172,6 +189,10 @@ type Meta struct {
 	// history (virtual time, the algorithm in process); false for a run
 	// of real processes.
 	Simulated bool `json:"simulated,omitempty"`
+	// Servers is true when the nodes were real servers ([server]): their
+	// reports are what coup observed of them (log patterns, polls), not
+	// what they sent.
+	Servers bool `json:"servers,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

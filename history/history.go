@@ -22,6 +22,9 @@ type History struct {
 	Bad []BadLine
 	// Ended is true when the history has an end event: the run finished.
 	Ended bool
+	// Unstarted is the history's unstarted event, when it has one: the
+	// run's nodes did not all start, and nothing ran.
+	Unstarted *Event
 
 	compact bool     // message events go to msgs
 	msgs    msgStore // the message events of a compact history
@@ -56,7 +59,8 @@ func FromEvents(events []Event) (*History, error) {
 // one by one.
 func NewCompact() *History { return &History{compact: true} }
 
-// Add appends an event: a meta event sets Meta, an end event Ended.
+// Add appends an event: a meta event sets Meta, an end event Ended, an
+// unstarted event Unstarted.
 func (h *History) Add(e Event) {
 	switch e.Kind {
 	case KindMeta:
@@ -66,6 +70,11 @@ func (h *History) Add(e Event) {
 		}
 	case KindEnd:
 		h.Ended = true
+	case KindUnstarted:
+		if h.Unstarted == nil {
+			u := e
+			h.Unstarted = &u
+		}
 	}
 	if h.compact && h.msgs.add(&e, len(h.Events)) {
 		return
@@ -133,7 +142,7 @@ func (h *History) Expanded() *History {
 	if h.msgs.len() == 0 {
 		return h
 	}
-	out := &History{Meta: h.Meta, Bad: h.Bad, Ended: h.Ended, Events: make([]Event, 0, h.Len())}
+	out := &History{Meta: h.Meta, Bad: h.Bad, Ended: h.Ended, Unstarted: h.Unstarted, Events: make([]Event, 0, h.Len())}
 	for e := range h.All() {
 		out.Events = append(out.Events, *e)
 	}

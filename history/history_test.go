@@ -66,6 +66,32 @@ func TestReadSkipsBadLines(t *testing.T) {
 	}
 }
 
+// A run that did not start says so in its history: the unstarted event
+// is read back, with how and why. An empty history is named as such, and
+// one whose first line is no meta event is no coup history.
+func TestReadUnstarted(t *testing.T) {
+	src := `{"i":0,"t":0,"kind":"meta","meta":{"scenario":"s","algorithm":"a","nodes":["n1"],"ids":[1],"seed":1}}
+{"i":1,"t":0,"kind":"unstarted","what":"failed","detail":"n1 exited before it accepted connections"}
+`
+	h, err := Read(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := h.Unstarted; u == nil || u.What != UnstartedFailed || u.Detail != "n1 exited before it accepted connections" || h.Ended {
+		t.Errorf("unstarted %+v, ended %v", u, h.Ended)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"", "an empty history"},
+		{"\n\n", "an empty history"},
+		{`{"i":0,"kind":"report"}`, "not a coup history"},
+		{`{"i":0,"kind":"rep`, "not a coup history"},
+	} {
+		if _, err := Read(strings.NewReader(c.src)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
 // A line longer than MaxLine is skipped, with its line number, and the
 // lines after it are read.
 func TestReadSkipsOverlongLines(t *testing.T) {

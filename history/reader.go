@@ -29,7 +29,7 @@ const MaxLine = 16 << 20
 
 // Read reads a history from r. Lines that do not parse, or are longer than
 // MaxLine, are recorded in Bad and skipped; a history without a meta event
-// is an error.
+// (an empty one included) is an error.
 func Read(r io.Reader) (*History, error) {
 	// Two stages, so that both cores work: this goroutine reads and
 	// decodes lines into batches, another adds them to the history.
@@ -58,7 +58,13 @@ func Read(r io.Reader) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	if first, ok := h.first(); !ok || first.Kind != KindMeta {
+	first, ok := h.first()
+	switch {
+	case !ok && len(h.Bad) == 0:
+		// coup records the meta event before anything else, whether the
+		// run starts or not: only a run killed at once leaves nothing.
+		return nil, fmt.Errorf("an empty history: not even its meta event was recorded (was coup killed as the run began?)")
+	case !ok || first.Kind != KindMeta:
 		return nil, fmt.Errorf("not a coup history: the first line is not a meta event")
 	}
 	return h, nil

@@ -17,6 +17,7 @@
 //	run := build(files)                 // the driver, its nemesis, New(driver, cfg)
 //	run.Finish(ctx):
 //	    Start: driver.Start(zero)       // zero records the meta event at the run's zero
+//	        on failure: the meta event (if not yet), an unstarted event with why; then Stop
 //	    Until(Duration): repeat
 //	        observe the events recorded since (Watch): triggers fire
 //	        carry out the actions due now, in order (a Hold may keep some back)
@@ -26,7 +27,7 @@
 //	    driver.Wait(the heal's end + Recovery)
 //	    counts := driver.Stop(); record the end event with counts
 //	h := driver.Close()                 // the history, as the checks read it
-//	results := verdict.Evaluate(h)      // or verdict.Unstarted, for ErrNodeStart
+//	results := verdict.Evaluate(h)      // a run that did not start: only why
 //	Save(dir, results, h)               // results.json, report.html, latest
 //
 // The same steps serve a driver on a real clock and one on a virtual clock
@@ -38,10 +39,21 @@
 // the node is up. Nothing the nemesis plans lies at or after the duration:
 // past it, what was due is carried out late, then the heal.
 //
+// One clock: the run's zero is the origin of the history's times, and of
+// every time a run shows. The lifecycle's progress lines are stamped on
+// it (a nemesis action's with its event's time as recorded, since a
+// restart returns later), and the real drivers' harness.log and console
+// (Log) stamp their own lines on it too, so a fault the console shows at
+// 1.501s is the history's event at 1.501s. Before the zero, while the
+// nodes start, there is no such time: those lines say so (start+, or
+// "[ start ]"), and the "nodes up" line says how long the start took.
+//
 // A run interrupted by its context (Ctrl-C) stops where it is, its driver
 // stops every node, and its history has no end event: it is judged on its
-// prefix, and its outcome is unknown. A run whose nodes did not all start is
-// not judged at all.
+// prefix, and its outcome is unknown. A run whose nodes did not all start
+// (one failed, or coup was interrupted first) is not judged at all: its
+// history is the meta event and an unstarted event that says why, so that
+// coup check reads it as coup run did.
 //
 // The store (store.go): each run gets store/<scenario>/<timestamp>/ (a new
 // folder, whatever the scenario's name), and store/<scenario>/latest names

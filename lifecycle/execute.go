@@ -2,11 +2,9 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -44,11 +42,12 @@ type Outcome struct {
 // results.json, report.html and the checks' files are saved in the folder,
 // which store/<scenario>/latest then names.
 //
-// A run whose nodes did not all start (ErrNodeStart) is not judged: its
-// results say why. An interrupted run (ctx ended) is judged on the prefix
-// it recorded, and its outcome is unknown. The error is for a run that
-// could not be carried out, judged or saved; the outcome is returned with
-// it, holding what there is (its Dir once the folder exists).
+// A run whose nodes did not all start (ErrNodeStart, or ctx ended first)
+// is not judged: its history's unstarted event, and so its results, say
+// why. An interrupted run (ctx ended) is judged on the prefix it recorded,
+// and its outcome is unknown. The error is for a run that could not be
+// carried out, judged or saved; the outcome is returned with it, holding
+// what there is (its Dir once the folder exists).
 func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run, error)) (*Outcome, error) {
 	out := &Outcome{}
 	var f Files
@@ -69,6 +68,10 @@ func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run
 	}
 	run, err := build(&f)
 	if err != nil {
+		if f.Log != nil {
+			// The folder says why its history is empty.
+			fmt.Fprintf(f.Log, "the run could not be set up: %v\n", err)
+		}
 		return out, err
 	}
 	start := time.Now()
@@ -76,21 +79,22 @@ func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run
 	h, err := run.d.Close()
 	out.Ran = time.Since(start)
 	if err != nil {
+		if run.startErr != nil {
+			// What the start said matters more than why the history
+			// could not be read back.
+			return out, fmt.Errorf("the run did not start: %s (and its history could not be read back: %w)", unstartedEvent(run.startErr).Detail, err)
+		}
 		return out, err
 	}
 	out.History = h
 	start = time.Now()
-	if errors.Is(runErr, ErrNodeStart) {
-		// Nothing ran, so there is nothing to judge: verdicts here would
-		// only hide the cause.
-		out.Results = verdict.Unstarted(h, strings.TrimPrefix(runErr.Error(), ErrNodeStart.Error()+": "))
-	} else {
-		if out.Results, err = verdict.Evaluate(h); err != nil {
-			return out, err
-		}
-		if runErr != nil {
-			out.Results.Failed(runErr)
-		}
+	// A run that did not start is not judged (its history's unstarted
+	// event says why): verdicts there would only hide the cause.
+	if out.Results, err = verdict.Evaluate(h); err != nil {
+		return out, err
+	}
+	if runErr != nil && !out.Results.NotStarted() {
+		out.Results.Failed(runErr)
 	}
 	out.Checked = time.Since(start)
 	if f.Dir != "" {

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,9 +28,14 @@ type Driver interface {
 	sync.Locker
 	// Start starts every node and does what makes it ready (the init
 	// handshake). It calls zero once, at the moment all are up or one has
-	// failed: that moment is the run's zero, and zero records the meta
-	// event there, before any node's start.
-	Start(ctx context.Context, zero func()) error
+	// failed: that moment is the run's zero, the origin of the history's
+	// times and of every time the console shows, and zero records the
+	// meta event there, before any node's start. took is how long the
+	// start took on the real clock (0 on a virtual one), which the
+	// console's "nodes up" line shows. A Start that fails calls it too,
+	// and returns why (ErrNodeStart, wrapped), or ErrInterrupted (wrapped
+	// or not) when ctx ended first.
+	Start(ctx context.Context, zero func(took time.Duration)) error
 	// Begin starts the workload's clients. The lifecycle calls it once the
 	// faults due at the start are carried out.
 	Begin()
@@ -45,12 +51,16 @@ type Driver interface {
 	// Close ends the history (nothing is recorded after it) and returns
 	// it, as the checks read it.
 	Close() (*history.History, error)
-	// Record records an event in the history.
-	Record(e history.Event)
-	// Logf writes a line to the run's log; Progress writes it there and
-	// shows it to whoever watches the run (coup run's console).
+	// Record records an event in the history and returns it as recorded,
+	// with its index and time.
+	Record(e history.Event) history.Event
+	// Logf writes a line to the run's log, stamped now. Progress writes
+	// a line there and shows it to whoever watches the run (coup run's
+	// console), stamped at, a time on the history's clock: the time of
+	// the event it is about, so that the console and the history give
+	// one moment the same time.
 	Logf(format string, args ...any)
-	Progress(format string, args ...any)
+	Progress(at time.Duration, format string, args ...any)
 }
 
 // Hold keeps planned faults back and releases them later: the
@@ -81,12 +91,14 @@ type Config struct {
 }
 
 // ErrNodeStart marks a run whose nodes did not all start or answer
-// init: the node program is missing or does not speak the protocol.
-// Nothing ran, so nothing is judged (verdict.Unstarted).
+// init: the node program is missing or does not speak the protocol, a
+// server did not come up, or coup could not set up what the nodes need.
+// Nothing ran, so nothing is judged: the history's unstarted event says
+// why.
 var ErrNodeStart = errors.New("a node failed to start")
 
 // ErrInterrupted is a run's error when its context ended before the run
-// did.
+// did; before every node was up, nothing ran and nothing is judged.
 var ErrInterrupted = errors.New("interrupted")
 
 // Run is one run's lifecycle: start, the workload and the faults until the
@@ -181,22 +193,56 @@ func (r *Run) unwatch() {
 }
 
 // Start starts every node through the driver; the meta event is recorded
-// at the run's zero. It does its work once; a start that failed is not
-// tried again.
+// at the run's zero. A start that fails is recorded too: the meta event
+// (if the driver failed before its zero), then an unstarted event that
+// says why, so that whoever reads the history (coup run, coup check) knows
+// the run did not start, and why. It does its work once; a start that
+// failed is not tried again.
 func (r *Run) Start(ctx context.Context) error {
 	if r.started {
 		return r.startErr
 	}
 	r.started = true
-	r.startErr = r.d.Start(ctx, func() {
+	zeroed := false
+	var took time.Duration
+	zero := func(t time.Duration) {
+		zeroed, took = true, t
 		if r.cfg.Meta != nil {
 			r.d.Record(history.Event{Kind: history.KindMeta, Meta: r.cfg.Meta})
 		}
-	})
-	if r.startErr == nil {
-		r.d.Progress("nodes up; running for %s", r.cfg.Duration)
 	}
-	return r.startErr
+	r.startErr = r.d.Start(ctx, zero)
+	if !zeroed {
+		zero(0) // a driver that failed before its zero: the history still begins with its meta event
+	}
+	if r.startErr != nil {
+		u := unstartedEvent(r.startErr)
+		r.d.Record(u)
+		r.d.Logf("the run did not start (%s): %s", u.What, u.Detail)
+		return r.startErr
+	}
+	if took > 0 {
+		r.d.Progress(r.d.Now(), "nodes up after %s; running for %s", took.Round(time.Millisecond), r.cfg.Duration)
+	} else {
+		r.d.Progress(r.d.Now(), "nodes up; running for %s", r.cfg.Duration)
+	}
+	return nil
+}
+
+// unstartedEvent is the unstarted event of a run whose start ended with err:
+// interrupted when err is ErrInterrupted, failed otherwise, with err's
+// text (less ErrNodeStart's, which the event's kind says) as its detail.
+func unstartedEvent(err error) history.Event {
+	e := history.Event{Kind: history.KindUnstarted, What: history.UnstartedFailed, Detail: err.Error()}
+	switch {
+	case err == ErrInterrupted:
+		e.What, e.Detail = history.UnstartedInterrupted, "interrupted before every node was up"
+	case errors.Is(err, ErrInterrupted):
+		e.What = history.UnstartedInterrupted
+	default:
+		e.Detail = strings.TrimPrefix(e.Detail, ErrNodeStart.Error()+": ")
+	}
+	return e
 }
 
 // Until drives the nemesis until t, while the driver runs everything else:
@@ -284,24 +330,27 @@ func (r *Run) carryOut(acts []nemesis.Action) {
 			r.d.Logf("nemesis: %s", a)
 			if a.Phase == history.PhaseStart {
 				r.skipped++
-				r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+				r.d.Progress(r.d.Now(), "nemesis: %s (due at %s)", a, a.At)
 			}
 			continue
 		}
+		// The line shows the event's time as recorded, before the action
+		// was applied: a restart returns once the node is up, later.
+		var e history.Event
 		var err error
 		if a.Kind.OnProcess() {
-			r.d.Record(a.Event())
+			e = r.d.Record(a.Event())
 			err = r.cfg.Nemesis.Apply(a, r.d)
 		} else {
 			r.d.Lock()
-			r.d.Record(a.Event())
+			e = r.d.Record(a.Event())
 			err = r.cfg.Nemesis.Apply(a, r.d)
 			r.d.Unlock()
 		}
 		if err != nil {
 			r.d.Logf("nemesis: %s: %v", a, err)
 		}
-		r.d.Progress("nemesis: %s (due at %s)", a, a.At)
+		r.d.Progress(time.Duration(e.Time), "nemesis: %s (due at %s)", a, a.At)
 	}
 }
 
@@ -345,10 +394,10 @@ func (r *Run) heal(ctx context.Context) error {
 	r.d.Lock()
 	acts := r.cfg.Nemesis.Heal(r.d.Now())
 	r.d.Unlock()
-	r.d.Progress("healing %d faults in force", countStarts(acts))
+	r.d.Progress(r.d.Now(), "healing %d faults in force", countStarts(acts))
 	r.carryOut(acts)
 	healed := max(r.d.Now(), r.cfg.Duration)
-	r.d.Progress("healed; recovery window %s", r.cfg.Recovery)
+	r.d.Progress(r.d.Now(), "healed; recovery window %s", r.cfg.Recovery)
 	for end := healed + r.cfg.Recovery; r.d.Now() < end; {
 		if !r.d.Wait(ctx, end) {
 			return ErrInterrupted

@@ -1,6 +1,6 @@
 package nodes
 
-import "io"
+import "context"
 
 // Spec describes a built-in algorithm.
 type Spec struct {
@@ -28,12 +28,16 @@ type Spec struct {
 	// *ParamError (or wrap one) for a bad parameter, and call p.Unused()
 	// so that unknown parameters are rejected.
 	New func(p *Params) (Machine, error)
-	// Program, when set, is a node program that is not a state machine: it
-	// keeps its own clock and goroutines (the memberlist gossip node). It
-	// speaks the node protocol on in and out and logs to log. New then
-	// only validates the parameters and returns a nil Machine; such an
-	// algorithm runs only as a real process, never in the simulator.
-	Program func(in io.Reader, out, log io.Writer) error
+	// Program, when set, finds the node program of an algorithm that is
+	// not a state machine: one that keeps its own clock and goroutines
+	// (the memberlist gossip node), and is a program of its own, so that
+	// its dependencies are not coup's. It returns the path of the
+	// program's executable, which speaks the node protocol on stdin and
+	// stdout, building it first when needed; logf says so before a build,
+	// which may take a while. New then only validates the parameters and
+	// returns a nil Machine; such an algorithm runs only as a real
+	// process, never in the simulator.
+	Program func(ctx context.Context, logf func(format string, args ...any)) (string, error)
 }
 
 // The kinds of algorithm.
@@ -52,6 +56,10 @@ const (
 	// KindEcho nodes answer Maelstrom's echo workload. No built-in
 	// algorithm is one.
 	KindEcho = "echo"
+	// KindSet nodes keep a set that grows, serving Jepsen's set workload
+	// in Maelstrom's g-set bodies (add, read). No built-in algorithm is
+	// one.
+	KindSet = "set"
 )
 
 // IsMutex reports whether the algorithm grants mutual exclusion.

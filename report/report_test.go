@@ -228,3 +228,23 @@ func TestEventTextNamesTheToken(t *testing.T) {
 		t.Errorf("eventText = %q, want the lease and the token", got)
 	}
 }
+
+// The verdict's line names a check the scenario allows either way and
+// what it gave, so that valid = false reads as the expected outcome it is.
+func TestReportHeadlineEither(t *testing.T) {
+	h := reportHistory()
+	h.Meta.Expect = &history.Expect{Valid: false, Violations: []string{"integrity"}, Either: []string{"two-leaders"}}
+	res, err := verdict.Evaluate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, res, h); err != nil {
+		t.Fatal(err)
+	}
+	want := "valid = false</span>\n— two-leaders is allowed either way (it gave false); every other check as expected (the scenario expected a violation of integrity),\nso the outcome is <b>as expected</b> (exit code 0)."
+	if !strings.Contains(buf.String(), want) {
+		i := strings.Index(buf.String(), `<div class="outcome">`)
+		t.Errorf("the verdict's line does not say the check allowed either way:\n%s\nwant it to hold\n%s", buf.String()[i:min(i+400, buf.Len())], want)
+	}
+}

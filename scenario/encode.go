@@ -82,6 +82,7 @@ func (s *Scenario) Encode(header string) []byte {
 		b.WriteString("\n[[faults]]\n")
 		f.encode(kv, dur)
 	}
+	s.encodeExplore(&b)
 	c := &s.Checks
 	if (c.Run != nil && !slices.Equal(c.Run, checks.Defaults(s.Kind()))) || c.Termination.Set || c.Stabilisation.Set || c.Progress.Set || c.StaleLeader.Set {
 		b.WriteString("\n[checks]\n")
@@ -145,6 +146,9 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 	if w.Targets != nil && !slices.Equal(w.Targets, all) {
 		put("targets", w.Targets)
 	}
+	if on := w.On.encode(all); on != nil {
+		put("on", on)
+	}
 	if w.Rate != 0 && w.Rate != DefaultRate {
 		put("rate", w.Rate)
 	}
@@ -158,6 +162,10 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 	if w.Mix != nil {
 		put("mix", rawTOML(fmt.Sprintf("{ read = %s, write = %s, cas = %s }", value(w.Mix.Read), value(w.Mix.Write), value(w.Mix.Cas))))
 	}
+	if w.FinalReads != "" {
+		put("final_reads", w.FinalReads)
+	}
+	dur("final_after", w.FinalAfter)
 	if lines.Len() > 0 {
 		b.WriteString("\n[workload]\n")
 		b.Write(lines.Bytes())

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -121,19 +122,27 @@ func splitPath(p string) (string, string) {
 
 // suggestKey returns the known key that an unknown one, at path (dotted,
 // without array indices), most likely meant: a close name in the same
-// table, else the same name in another table. It returns "" when nothing
-// is close.
+// table (latnecy: latency), else a name in the same table whose words the
+// unknown one holds (recovery_window, recoveryWindow: recovery), else the
+// same name, or the same words, in another table. It returns "" when
+// nothing is close.
 func suggestKey(path string) string {
 	parent, name := splitPath(path)
-	if s := Suggest(name, childKeys(parent)); s != "" {
+	in := func(s string) string {
 		if parent == "" {
 			return s
 		}
 		return parent + "." + s
 	}
+	if s := Suggest(name, childKeys(parent)); s != "" {
+		return in(s)
+	}
+	if s := suggestByWords(name, childKeys(parent)); s != "" {
+		return in(s)
+	}
 	var elsewhere []string
 	for p, k := range schema() {
-		if _, n := splitPath(p); n == name && k.kind != openKey {
+		if _, n := splitPath(p); slices.Equal(keyWords(n), keyWords(name)) && k.kind != openKey {
 			elsewhere = append(elsewhere, p)
 		}
 	}
@@ -142,6 +151,57 @@ func suggestKey(path string) string {
 		return elsewhere[0]
 	}
 	return ""
+}
+
+// suggestByWords returns the known key whose words the unknown name holds
+// in a row ("recovery" for "recovery_window"), the one of most words when
+// several do, or "". A known key of one word of fewer than three letters
+// ("at", "to") is too common a part to suggest.
+func suggestByWords(name string, known []string) string {
+	words := keyWords(name)
+	best, most := "", 0
+	for _, k := range known {
+		kw := keyWords(k)
+		if len(kw) <= most || (len(kw) == 1 && len(k) < 3) {
+			continue
+		}
+		for i := 0; i+len(kw) <= len(words); i++ {
+			if slices.Equal(words[i:i+len(kw)], kw) {
+				best, most = k, len(kw)
+				break
+			}
+		}
+	}
+	return best
+}
+
+// keyWords splits a key's name into its words, lower case: at '_', '-'
+// and where a lower-case letter meets an upper-case one
+// ("initTimeout", "init-timeout" and "init_timeout" are init, timeout).
+func keyWords(name string) []string {
+	var words []string
+	var w []rune
+	flush := func() {
+		if len(w) > 0 {
+			words = append(words, strings.ToLower(string(w)))
+			w = w[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		w = append(w, r)
+		prevLower = unicode.IsLower(r)
+	}
+	flush()
+	return words
 }
 
 // indexedSuggestion writes a suggested schema path with the array indices

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,6 +113,9 @@ func (s *Scenario) decodeError(err error) error {
 	if m := lastKeyRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		e := &Error{File: s.File, Line: line, Col: 1, Field: m[2], Msg: m[3]}
+		if k, ok := schema()[m[2]]; ok && k.typ == reflect.TypeOf([]string(nil)) && strings.HasPrefix(m[3], "incompatible types") {
+			e.Msg = `must be a list of strings, like ["a", "b"] (` + m[3] + ")"
+		}
 		if pos, ok := s.loc.find(m[2]); ok && !strings.Contains(m[2], ".") {
 			e.Line, e.Col = pos.Line, pos.Col
 		}
@@ -123,12 +127,12 @@ func (s *Scenario) decodeError(err error) error {
 // indexed finds the written path of an undecoded key, adding the index of
 // the array-of-tables entry it is in ("faults.tagret" -> "faults[1].tagret").
 func (s *Scenario) indexed(k toml.Key) string {
-	plain := strings.Join(k, ".")
+	plain := k.String()
 	if _, ok := s.loc.keys[plain]; ok {
 		return plain
 	}
 	for i := 1; i < len(k); i++ {
-		head, tail := strings.Join(k[:i], "."), strings.Join(k[i:], ".")
+		head, tail := k[:i].String(), k[i:].String()
 		for n := 0; ; n++ {
 			entry := head + "[" + strconv.Itoa(n) + "]"
 			if _, ok := s.loc.keys[entry]; !ok {

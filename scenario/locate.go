@@ -3,6 +3,8 @@ package scenario
 import (
 	"strconv"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // position is a place in a scenario file, 1-based.
@@ -127,11 +129,7 @@ func headerName(s, close string) string {
 	if i := strings.Index(s, close); i >= 0 {
 		s = s[:i]
 	}
-	parts := strings.Split(s, ".")
-	for i, p := range parts {
-		parts[i] = unquote(strings.TrimSpace(p))
-	}
-	return strings.Join(parts, ".")
+	return toml.Key(splitDotted(s)).String()
 }
 
 // splitKey splits `key = value` (the key possibly dotted or quoted) and
@@ -158,18 +156,51 @@ func splitKey(s string) (key, rest string, ok bool) {
 	if eq <= 0 {
 		return "", "", false
 	}
-	parts := strings.Split(strings.TrimSpace(s[:eq]), ".")
-	for i, p := range parts {
-		parts[i] = unquote(strings.TrimSpace(p))
-		if parts[i] == "" {
-			return "", "", false
-		}
+	key = strings.TrimSpace(s[:eq])
+	if key == "" {
+		return "", "", false
 	}
-	return strings.Join(parts, "."), s[eq+1:], true
+	return toml.Key(splitDotted(key)).String(), s[eq+1:], true
 }
 
+// splitDotted splits a dotted key into its parts, unquoted: the dots
+// inside a quoted part are its own (`"zoo.cfg"` is one part).
+func splitDotted(s string) []string {
+	var parts []string
+	start := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '.':
+			parts = append(parts, unquote(strings.TrimSpace(s[start:i])))
+			start = i + 1
+		}
+	}
+	return append(parts, unquote(strings.TrimSpace(s[start:])))
+}
+
+// unquote reads a quoted key part: a basic string with its escapes, or a
+// literal string as it is.
 func unquote(s string) string {
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+	if len(s) < 2 || s[len(s)-1] != s[0] {
+		return s
+	}
+	switch s[0] {
+	case '\'':
+		return s[1 : len(s)-1]
+	case '"':
+		if u, err := strconv.Unquote(s); err == nil {
+			return u
+		}
 		return s[1 : len(s)-1]
 	}
 	return s

@@ -82,6 +82,7 @@ func TestBadOverrides(t *testing.T) {
 		{"network.latncy=5ms", "--set network.latncy=5ms: unknown key network.latncy (did you mean network.latency?)"},
 		{"fautls[0].at=5ms", "did you mean faults[0].at?"},
 		{"latency=5ms", "did you mean network.latency?"},
+		{"recovery_window=1s", "--set recovery_window=1s: unknown key recovery_window (did you mean recovery?)"},
 		{"network=5ms", "--set network=5ms: network is a table: set one of its keys (fifo, jitter, latency)"},
 		{"faults.at=5ms", "faults is an array of tables"},
 		{"nodes.x=1", "nodes holds a value"},

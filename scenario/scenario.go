@@ -62,6 +62,10 @@ type Scenario struct {
 	Expect   Expect   `toml:"expect"`
 	History  History  `toml:"history"`
 
+	// Explore, when set, is the vocabulary `coup explore` draws fault
+	// schedules from (see Explore and Vocabulary).
+	Explore *Explore `toml:"explore"`
+
 	// File is the path the scenario was loaded from.
 	File string `toml:"-"`
 
@@ -92,11 +96,13 @@ type Network struct {
 type Workload struct {
 	// Kind is "election" (ask initiators to start an election), "mutex"
 	// (clients acquire and release a lock), "lin-kv" (clients read, write
-	// and compare-and-set keys, Maelstrom's workload), "echo" (clients
-	// send echoes, Maelstrom's) or "none" (the algorithm starts by
-	// itself). Default "mutex" for a mutual-exclusion algorithm,
-	// "election" otherwise. lin-kv and echo are served by foreign nodes
-	// (command) only.
+	// and compare-and-set keys, Maelstrom's workload), "set" (clients add
+	// unique elements to a set, Jepsen's workload in Maelstrom's g-set
+	// bodies), "echo" (clients send echoes, Maelstrom's) or "none" (the
+	// algorithm starts by itself). Default "mutex" for a
+	// mutual-exclusion algorithm, "election" otherwise. lin-kv, set and
+	// echo are served by foreign nodes (command, a machine of your own,
+	// real servers) only.
 	Kind string `toml:"kind"`
 	// Initiators are the nodes asked to start an election, or ["all"].
 	// Default: the first node. Election workloads only.
@@ -110,11 +116,14 @@ type Workload struct {
 	Timeout Duration `toml:"timeout"`
 
 	// Clients is the number of clients (default: one per node). Mutex,
-	// lin-kv and echo workloads only, like targets and rate.
+	// lin-kv, set and echo workloads only, like targets and rate.
 	Clients int `toml:"clients"`
 	// Targets are the nodes the clients talk to: client ci talks to the
 	// ((i−1) mod len)-th (default: every node, in ring order).
 	Targets []string `toml:"targets"`
+	// On places each client on a host, for real servers: "each" (the
+	// default, one per host in turn), a node, or a list (ClientHosts).
+	On ClientHosts `toml:"on"`
 	// Rate is how often the clients ask, over all clients, when nothing
 	// makes them wait: acquires per second for a lock, operations per
 	// second for lin-kv and echo. Each client pauses a random time with
@@ -133,6 +142,18 @@ type Workload struct {
 	// Mix weighs the lin-kv operations (default: read, write and cas
 	// alike).
 	Mix *Mix `toml:"mix"`
+
+	// FinalReads says who reads, after the heal, what the clients wrote
+	// (the whole set; every key written), for the lost-writes check:
+	// "all" (every client, each through its own node), "none", or one
+	// client ("c2"). Default "all" for a set workload, and for lin-kv when
+	// the checks include lost-writes; "none" otherwise. Set and lin-kv
+	// workloads only, like final_after.
+	FinalReads string `toml:"final_reads"`
+	// FinalAfter is how long after the heal the final reads begin
+	// (default: half the recovery window); it must be shorter than the
+	// recovery window.
+	FinalAfter Duration `toml:"final_after"`
 }
 
 // Mix weighs the lin-kv operations: each is picked with a probability in

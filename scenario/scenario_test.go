@@ -155,14 +155,22 @@ x = {y = 1, z = 2}
 k = 1
 [[f]]
 k = 2
+[g]
+"zoo.cfg" = "a"
+"." = "b"
+"" = "c"
+'A=B' = "d"
+h = { "a.b" = 1, "=" = 2 }
 `
 	l := newLocator(src)
 	tests := []struct {
 		path string
 		line int
 	}{
-		{"a", 1}, {"s", 2}, {"arr", 5}, {"t", 9}, {"t.quoted key", 10}, {"t.x", 11},
+		{"a", 1}, {"s", 2}, {"arr", 5}, {"t", 9}, {`t."quoted key"`, 10}, {"t.x", 11},
 		{"t.x.z", 11}, {"f[0].k", 13}, {"f[1].k", 15}, {"f[1].nothing", 14},
+		// Quoted keys are found as TOML writes them (keyPath), dots and all.
+		{`g."zoo.cfg"`, 17}, {`g."."`, 18}, {`g.""`, 19}, {`g."A=B"`, 20}, {`g.h."a.b"`, 21}, {`g.h."="`, 21},
 	}
 	for _, tt := range tests {
 		pos, ok := l.find(tt.path)
@@ -327,7 +335,7 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 	for _, block := range blocks {
 		block = block[:strings.Index(block, "```")]
 		node := "algorithm = \"chang-roberts\"\n"
-		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
+		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) || strings.Contains(block, `kind = "set"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
 		if strings.Contains(block, "cut = ") {
@@ -403,7 +411,7 @@ func TestBadMutexScenarios(t *testing.T) {
 		{"clients for an election", `hold = "5ms"`, "kind = \"election\"\nclients = 3", 8, "workload.clients", "only for kind = \"mutex\""},
 		{"hold for an election", `hold = "5ms"`, "kind = \"none\"\nhold = \"5ms\"", 8, "workload.hold", "only for kind = \"mutex\""},
 		{"initiators for a lock", `hold = "5ms"`, `initiators = ["n1"]`, 7, "workload.initiators", "only for kind = \"election\""},
-		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, echo, none"},
+		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, set, echo, none"},
 		{"no clients", `hold = "5ms"`, `clients = -1`, 7, "workload.clients", "from 1 to"},
 		{"negative rate", `hold = "5ms"`, `rate = -2.5`, 7, "workload.rate", "positive"},
 		{"target names no node", `hold = "5ms"`, `targets = ["n1", "n7"]`, 7, "workload.targets", "names no node"},

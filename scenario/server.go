@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,6 +27,28 @@ type Server struct {
 	// Command starts one node: the program and its arguments, each a
 	// template (see ServerNode for what a template may use).
 	Command []string `toml:"command"`
+	// Program runs in place of the command's first element: a path
+	// (relative to the scenario's folder) or a name found on PATH, so that
+	// a preset runs another build of its server. It must exist when the
+	// scenario is read, and a path is made absolute then.
+	Program string `toml:"program"`
+	// ExtraArgs are arguments (templates) added to the command: at its
+	// end, or before ExtraArgsBefore.
+	ExtraArgs []string `toml:"extra_args"`
+	// ExtraArgsBefore is the element of the command (as written) before
+	// which ExtraArgs go, for a program whose flags come before a last
+	// argument: ZooKeeper's preset puts the JVM's before its main class
+	// (default: ExtraArgs go at the end).
+	ExtraArgsBefore string `toml:"extra_args_before"`
+	// ElectionTimeout, HeartbeatEvery and Tick are the server's own
+	// timeouts, which the templates write where the server reads them
+	// ({{.ElectionTimeout.Ms}}): etcd's preset passes the first two as
+	// --election-timeout and --heartbeat-interval, ZooKeeper's the tick as
+	// tickTime. Each is a whole number of milliseconds; a key set that no
+	// template uses is refused, since it would change nothing.
+	ElectionTimeout Duration `toml:"election_timeout"`
+	HeartbeatEvery  Duration `toml:"heartbeat_every"`
+	Tick            Duration `toml:"tick"`
 	// Files are written into each node's folder before each start: the
 	// path (relative to the folder) and its text, a template.
 	Files map[string]string `toml:"files"`
@@ -66,6 +89,12 @@ type Server struct {
 	Poll []Poll `toml:"poll"`
 	// PollEvery is the polls' interval (default 100ms).
 	PollEvery Duration `toml:"poll_every"`
+	// PollTimeout bounds each question of a poll, unless the poll gives
+	// its own timeout (default: PollEvery, at most 1s). An answer is read
+	// when it comes, so the timeout bounds how late a polled belief can
+	// be recorded; a question not answered within it counts as
+	// unanswered (a paused or cut-off server).
+	PollTimeout Duration `toml:"poll_timeout"`
 	// LossReset is how long a stream stalled by a loss fault waits before
 	// its connection is reset (default 1s).
 	LossReset Duration `toml:"loss_reset"`
@@ -98,6 +127,12 @@ type Server struct {
 	Adapter []string `toml:"adapter"`
 
 	tmpl serverTemplates
+	// extraAt is where ExtraArgs go in the command: before its element
+	// of that index, or at its end when 0 (nothing goes before the
+	// program).
+	extraAt int
+	// timeoutsUsed are the keys of the timeouts the templates write.
+	timeoutsUsed []string
 }
 
 // Pattern reads a belief from text: a regular expression whose named
@@ -129,7 +164,7 @@ type Poll struct {
 	File string `toml:"file"`
 	// Command is a program to run (templates); its stdout is the answer.
 	Command []string `toml:"command"`
-	// Timeout bounds one question (default: PollEvery, at most 1s).
+	// Timeout bounds one question (default: the server's PollTimeout).
 	Timeout Duration `toml:"timeout"`
 	// Match reads the answer.
 	Match []Pattern `toml:"match"`
@@ -162,8 +197,11 @@ const (
 const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultPollEvery    = 100 * time.Millisecond
-	DefaultLossReset    = time.Second
-	DefaultLockTTL      = 2 * time.Second
+	// MaxPollTimeoutDefault caps the default poll timeout (PollEvery):
+	// a slower poll leaves its default at 1s.
+	MaxPollTimeoutDefault = time.Second
+	DefaultLossReset      = time.Second
+	DefaultLockTTL        = 2 * time.Second
 )
 
 // ServerNode is what a template of Server may use, for one node.
@@ -193,7 +231,23 @@ type ServerNode struct {
 	// Scenario is the scenario file's folder, as an absolute path: a
 	// server's program or files named relative to the scenario.
 	Scenario string
+	// ElectionTimeout, HeartbeatEvery and Tick are the server's own
+	// timeouts, as the scenario gives them (0 when it does not).
+	ElectionTimeout, HeartbeatEvery, Tick Span
 }
+
+// Span is a duration as a template writes it: {{.Tick.Ms}} is whole
+// milliseconds (500), {{.Tick.S}} seconds (0.5), {{.Tick}} Go's form
+// (500ms).
+type Span time.Duration
+
+// Ms is the span in whole milliseconds.
+func (d Span) Ms() int64 { return time.Duration(d).Milliseconds() }
+
+// S is the span in seconds.
+func (d Span) S() float64 { return time.Duration(d).Seconds() }
+
+func (d Span) String() string { return time.Duration(d).String() }
 
 // AdapterClient is what the adapter's templates may use.
 type AdapterClient struct {
@@ -236,10 +290,10 @@ type Endpoint struct {
 
 // serverTemplates are the parsed templates.
 type serverTemplates struct {
-	command, replace []*template.Template
-	adapter          []*template.Template
-	files, env       map[string]*template.Template
-	polls            []pollTemplates
+	command, extraArgs, replace []*template.Template
+	adapter                     []*template.Template
+	files, env                  map[string]*template.Template
+	polls                       []pollTemplates
 }
 
 type pollTemplates struct {
@@ -267,6 +321,18 @@ func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
 	if r.Command, err = execAll(sv.tmpl.command, n); err != nil {
 		return nil, err
 	}
+	extra, err := execAll(sv.tmpl.extraArgs, n)
+	if err != nil {
+		return nil, err
+	}
+	if sv.Program != "" {
+		r.Command[0] = sv.Program
+	}
+	at := len(r.Command)
+	if sv.extraAt > 0 {
+		at = sv.extraAt
+	}
+	r.Command = slices.Insert(r.Command, at, extra...)
 	if r.Replace, err = execAll(sv.tmpl.replace, n); err != nil {
 		return nil, err
 	}
@@ -354,6 +420,9 @@ func (s *Scenario) validateServer() error {
 	if len(sv.Command) == 0 || sv.Command[0] == "" {
 		return s.errorf("server.command", "missing: give the program that starts one server and its arguments, or a preset (%s)", strings.Join(presetNames(), ", "))
 	}
+	if err := s.validateAdaptations(); err != nil {
+		return err
+	}
 	if len(sv.Ports) == 0 {
 		return s.errorf("server.ports", "missing: name the ports each server listens on, like [\"client\", \"peer\"]")
 	}
@@ -391,6 +460,12 @@ func (s *Scenario) validateServer() error {
 	if err := s.duration("server.poll_every", &sv.PollEvery, DefaultPollEvery, true); err != nil {
 		return err
 	}
+	if err := s.duration("server.poll_timeout", &sv.PollTimeout, min(sv.PollEvery.D, MaxPollTimeoutDefault), true); err != nil {
+		return err
+	}
+	if sv.PollTimeout.Set && len(sv.Poll) == 0 {
+		return s.errorf("server.poll_timeout", "a timeout for polls, and the server has none ([[server.poll]])")
+	}
 	if err := s.duration("server.loss_reset", &sv.LossReset, DefaultLossReset, true); err != nil {
 		return err
 	}
@@ -399,7 +474,7 @@ func (s *Scenario) validateServer() error {
 	}
 	for raw, role := range sv.Roles {
 		if !slices.Contains([]string{RoleLeader, RoleFollower, RoleNone}, role) {
-			return s.errorf("server.roles."+raw, "unknown role %q (known: leader, follower, none)", role)
+			return s.errorf(keyPath("server.roles", raw), "unknown role %q (known: leader, follower, none)", role)
 		}
 	}
 	if len(sv.Log) == 0 && len(sv.Poll) == 0 {
@@ -416,6 +491,9 @@ func (s *Scenario) validateServer() error {
 		}
 	}
 	if err := s.parseTemplates(); err != nil {
+		return err
+	}
+	if err := s.checkTimeoutsUsed(); err != nil {
 		return err
 	}
 	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}}
@@ -440,15 +518,18 @@ func (s *Scenario) validateServer() error {
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
-	case WorkloadMutex, WorkloadLinKV:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet:
 		if sv.Client == "" && len(sv.Adapter) == 0 {
 			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
 		}
 	default:
-		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
+		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)
 	}
 	if s.Elects == "" {
 		s.Elects = "any"
+	}
+	if rule, ok := presetRules[sv.Preset]; ok {
+		return rule(s)
 	}
 	return nil
 }
@@ -498,7 +579,7 @@ func (s *Scenario) validatePoll(i int) error {
 	if p.Send != "" && p.TCP == "" {
 		return s.errorf(at+".send", "only for a tcp poll")
 	}
-	if err := s.duration(at+".timeout", &p.Timeout, min(s.Server.PollEvery.D, time.Second), true); err != nil {
+	if err := s.duration(at+".timeout", &p.Timeout, s.Server.PollTimeout.D, true); err != nil {
 		return err
 	}
 	if len(p.Match) == 0 {
@@ -533,6 +614,13 @@ func (s *Scenario) parseTemplates() error {
 		}
 		t.command = append(t.command, tt)
 	}
+	for i, a := range sv.ExtraArgs {
+		tt, err := parse(fmt.Sprintf("server.extra_args[%d]", i), a)
+		if err != nil {
+			return err
+		}
+		t.extraArgs = append(t.extraArgs, tt)
+	}
 	for i, a := range sv.Replace {
 		tt, err := parse(fmt.Sprintf("server.replace[%d]", i), a)
 		if err != nil {
@@ -550,18 +638,26 @@ func (s *Scenario) parseTemplates() error {
 	if len(sv.Adapter) > 0 && sv.Adapter[0] == "" {
 		return s.errorf("server.adapter", "the program is empty: give the adapter's program and its arguments")
 	}
-	for name, text := range sv.Files {
-		if name == "" || strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") {
-			return s.errorf("server.files."+name, "a file's path must stay inside the node's folder")
+	for _, name := range sortedKeys(sv.Files) {
+		at := keyPath("server.files", name)
+		if msg := fileKeyProblem(name); msg != "" {
+			return s.errorf(at, "not a file inside the node's folder: %s", msg)
 		}
-		tt, err := parse("server.files."+name, text)
+		tt, err := parse(at, sv.Files[name])
 		if err != nil {
 			return err
 		}
 		t.files[name] = tt
 	}
-	for name, text := range sv.Env {
-		tt, err := parse("server.env."+name, text)
+	for _, name := range sortedKeys(sv.Env) {
+		at := keyPath("server.env", name)
+		if msg := envKeyProblem(name); msg != "" {
+			return s.errorf(at, "not a variable's name: %s", msg)
+		}
+		if strings.ContainsRune(sv.Env[name], 0) {
+			return s.errorf(at, "a variable's value may not hold a NUL")
+		}
+		tt, err := parse(at, sv.Env[name])
 		if err != nil {
 			return err
 		}
@@ -641,7 +737,8 @@ func ServerNodes(s *Scenario, dir string, host func(int) string, link func(int, 
 	var out []*ServerNode
 	for i := range n {
 		node := &ServerNode{ID: own[i].ID, Index: i + 1, Dir: dir + "/" + own[i].ID, Host: own[i].Host,
-			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new", Scenario: folder}
+			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new", Scenario: folder,
+			ElectionTimeout: Span(sv.ElectionTimeout.D), HeartbeatEvery: Span(sv.HeartbeatEvery.D), Tick: Span(sv.Tick.D)}
 		node.Data = node.Dir + "/data"
 		for j := range n {
 			switch {
@@ -658,16 +755,22 @@ func ServerNodes(s *Scenario, dir string, host func(int) string, link func(int, 
 	return out
 }
 
-// fillFrom takes every key left out from the preset.
+// fillFrom takes every key left out from the preset, and the preset's
+// files and environment variables that the table does not name.
 func (sv *Server) fillFrom(p *Server) {
 	if sv.Command == nil {
 		sv.Command = p.Command
+		if sv.ExtraArgsBefore == "" {
+			sv.ExtraArgsBefore = p.ExtraArgsBefore // an element of the preset's command
+		}
 	}
-	if sv.Files == nil {
-		sv.Files = p.Files
-	}
-	if sv.Env == nil {
-		sv.Env = p.Env
+	sv.Files = merged(p.Files, sv.Files)
+	sv.Env = merged(p.Env, sv.Env)
+	pt := p.timeouts()
+	for i, t := range sv.timeouts() {
+		if !t.d.Set {
+			*t.d = *pt[i].d
+		}
 	}
 	if sv.Ports == nil {
 		sv.Ports = p.Ports
@@ -699,12 +802,26 @@ func (sv *Server) fillFrom(p *Server) {
 	if !sv.PollEvery.Set {
 		sv.PollEvery = p.PollEvery
 	}
+	if !sv.PollTimeout.Set {
+		sv.PollTimeout = p.PollTimeout
+	}
 	if !sv.LossReset.Set {
 		sv.LossReset = p.LossReset
 	}
 	if sv.Client == "" {
 		sv.Client = p.Client
 	}
+}
+
+// merged is the preset's table with the scenario's keys over it (nil
+// when both are).
+func merged(preset, own map[string]string) map[string]string {
+	if preset == nil {
+		return own
+	}
+	out := maps.Clone(preset)
+	maps.Copy(out, own)
+	return out
 }
 
 // encodeServer writes a [server] table with the keys sv sets.
@@ -741,6 +858,12 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("preset", sv.Preset)
 	list("command", sv.Command)
+	str("program", sv.Program)
+	list("extra_args", sv.ExtraArgs)
+	str("extra_args_before", sv.ExtraArgsBefore)
+	dur("election_timeout", sv.ElectionTimeout)
+	dur("heartbeat_every", sv.HeartbeatEvery)
+	dur("tick", sv.Tick)
 	if sv.Files != nil {
 		m["files"] = sv.Files
 	}
@@ -785,6 +908,7 @@ func encodeServer(sv *Server) []byte {
 	}
 	list("adapter", sv.Adapter)
 	dur("poll_every", sv.PollEvery)
+	dur("poll_timeout", sv.PollTimeout)
 	dur("loss_reset", sv.LossReset)
 	dur("lock_ttl", sv.LockTTL)
 	var b bytes.Buffer

@@ -2,6 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -115,7 +119,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"holder crashed", `peer = ["peer"]`, "peer = [\"peer\"]\nadapter = [\"./a\"]\n[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat = \"1s\"\n[workload]\nkind = \"mutex\"", "faults[0].target", "only a pause"},
 		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"redis\"", "server.client", "unknown client"},
 		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for a client"},
-		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", "server.files.../x", "inside the node's folder"},
+		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", `server.files."../x"`, "inside the node's folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,5 +142,254 @@ func TestBadServerScenarios(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Field != "faults[0].cut" {
 		t.Errorf("cut on protocol nodes: %v, want an error on faults[0].cut", err)
+	}
+}
+
+// badKey parses src and wants an error on field at line.
+func badKey(t *testing.T, file, src, field string, line int, msg string) {
+	t.Helper()
+	_, err := Parse(file, src)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want a *scenario.Error", err)
+	}
+	if e.Field != field || e.Line != line || !strings.Contains(e.Msg, msg) {
+		t.Errorf("got %s:%d: %s: %s, want line %d, %s: …%s…", e.File, e.Line, e.Field, e.Msg, line, field, msg)
+	}
+}
+
+// A key of [server.files] must be a plain path of a file inside the
+// node's folder: every other is refused, named as TOML writes it, at its
+// line, before anything runs.
+func TestServerFileKeys(t *testing.T) {
+	tests := []struct{ key, field, msg string }{
+		{`""`, `server.files.""`, "empty path"},
+		{`"."`, `server.files."."`, "the node's folder itself"},
+		{`".."`, `server.files.".."`, "outside it"},
+		{`"/etc/passwd"`, `server.files."/etc/passwd"`, "absolute"},
+		{`"a/../../b"`, `server.files."a/../../b"`, `".."`},
+		{`"a/./b"`, `server.files."a/./b"`, `"."`},
+		{`"a//b"`, `server.files."a//b"`, "empty part"},
+		{`"conf/"`, `server.files."conf/"`, "a folder"},
+		{`"data"`, `server.files.data`, "data folder"},
+		{`"a\u0000b"`, `server.files."a\u0000b"`, "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			src := goodServer + "\n[server.files]\n\"ok.cfg\" = \"x\"\n" + tt.key + " = \"y\"\n"
+			line := strings.Count(goodServer, "\n") + 4
+			badKey(t, "svc.toml", src, tt.field, line, tt.msg)
+		})
+	}
+	// Plain paths, nested ones included, are written.
+	s, err := Parse("svc.toml", goodServer+"\n[server.files]\n\"zoo.cfg\" = \"x\"\n\"conf/a.b\" = \"y\"\n\"data/myid\" = \"1\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Server.Render(SampleServerNodes(s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 3 || r.Files["conf/a.b"] != "y" {
+		t.Errorf("files %v, want zoo.cfg, conf/a.b and data/myid", r.Files)
+	}
+}
+
+// A key of [server.env] must be a variable's name: not empty, no '=' (it
+// would end the name) and no NUL; a value holds no NUL either.
+func TestServerEnvKeys(t *testing.T) {
+	line := strings.Count(goodServer, "\n") + 4
+	for _, tt := range []struct{ kv, field, msg string }{
+		{`"" = "x"`, `server.env.""`, "empty name"},
+		{`"A=B" = "x"`, `server.env."A=B"`, "'='"},
+		{`"A\u0000" = "x"`, `server.env."A\u0000"`, "NUL"},
+		{`B = "x\u0000y"`, `server.env.B`, "value may not hold a NUL"},
+	} {
+		t.Run(tt.field, func(t *testing.T) {
+			badKey(t, "svc.toml", goodServer+"\n[server.env]\nOK = \"1\"\n"+tt.kv+"\n", tt.field, line, tt.msg)
+		})
+	}
+	s, err := Parse("svc.toml", goodServer+"\n[server.env]\nOK = \"{{.ID}}\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Server.Render(SampleServerNodes(s)[1]); r.Env["OK"] != "n2" {
+		t.Errorf("env %v, want OK=n2", r.Env)
+	}
+}
+
+// A preset is adapted by keys, without copying its command: another
+// program, arguments added at the end (etcd) or where the preset says
+// (ZooKeeper: before the main class, with the JVM's flags), the server's
+// own timeouts written where it reads them, and files added to the
+// preset's.
+func TestServerPresetAdapted(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("etcd.toml", `nodes = 3
+[server]
+preset = "etcd"
+program = "`+exe+`"
+extra_args = ["--pre-vote", "--name-again={{.ID}}"]
+election_timeout = "1500ms"
+heartbeat_every = "150ms"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Server.Render(SampleServerNodes(s)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := r.Command
+	if cmd[0] != exe || cmd[1] != "--name" || !slices.Equal(cmd[len(cmd)-2:], []string{"--pre-vote", "--name-again=n2"}) {
+		t.Errorf("etcd's command %q, want the program first and the extra arguments last", cmd)
+	}
+	if j := strings.Join(cmd, " "); !strings.Contains(j, "--election-timeout 1500 --heartbeat-interval 150 ") {
+		t.Errorf("etcd's command %q, want its timeouts in milliseconds", cmd)
+	}
+	// The preset's own values when the scenario gives none: etcd's defaults.
+	s, err = Parse("etcd.toml", "nodes = 3\n[server]\npreset = \"etcd\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = s.Server.Render(SampleServerNodes(s)[0])
+	if j := strings.Join(r.Command, " "); !strings.Contains(j, "--election-timeout 1000 --heartbeat-interval 100 ") || r.Command[0] != "etcd" {
+		t.Errorf("etcd's default command %q", r.Command)
+	}
+
+	s, err = Parse("zk.toml", `nodes = 3
+[server]
+preset = "zookeeper"
+extra_args = ["-Dzookeeper.leaderServes=no"]
+tick = "250ms"
+[server.files]
+"conf/extra.cfg" = "x"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = s.Server.Render(SampleServerNodes(s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := slices.Index(r.Command, "org.apache.zookeeper.server.quorum.QuorumPeerMain")
+	if main < 1 || r.Command[main-1] != "-Dzookeeper.leaderServes=no" || !strings.HasSuffix(r.Command[len(r.Command)-1], "/zoo.cfg") {
+		t.Errorf("ZooKeeper's command %q, want the flag just before the main class and zoo.cfg last", r.Command)
+	}
+	if !strings.Contains(r.Files["zoo.cfg"], "tickTime=250\n") || r.Files["data/myid"] != "1\n" || r.Files["conf/extra.cfg"] != "x" {
+		t.Errorf("ZooKeeper's files %q, want the preset's, with tickTime=250, and the scenario's", r.Files)
+	}
+	// Encoded and read back, the scenario says the same.
+	back, err := Parse("zk.toml", string(s.Encode("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2, _ := back.Server.Render(SampleServerNodes(back)[0]); !slices.Equal(r2.Command, r.Command) || !maps.Equal(r2.Files, r.Files) {
+		t.Errorf("encoded and read back: %q %q, want %q %q", r2.Command, r2.Files, r.Command, r.Files)
+	}
+}
+
+// A program given as a path is taken from the scenario's folder, and
+// must be there, a file, and executable.
+func TestServerProgram(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "bin", "folder"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "my-etcd"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "plain"), []byte("x"), 0o644)
+	file := filepath.Join(dir, "etcd.toml")
+	src := func(program string) string {
+		return "nodes = 3\n[server]\npreset = \"etcd\"\nprogram = \"" + program + "\"\n"
+	}
+	s, err := Parse(file, src("bin/my-etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Server.Render(SampleServerNodes(s)[0]); r.Command[0] != filepath.Join(dir, "bin", "my-etcd") {
+		t.Errorf("program %q, want it from the scenario's folder", r.Command[0])
+	}
+	// Written elsewhere (a shrunk scenario), it names the same program.
+	back, err := Parse(filepath.Join(t.TempDir(), "shrunk.toml"), string(s.Encode("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Server.Program != filepath.Join(dir, "bin", "my-etcd") {
+		t.Errorf("encoded and read from another folder, program %q", back.Server.Program)
+	}
+	for _, tt := range []struct{ program, msg string }{
+		{"bin/nothing", "does not exist"},
+		{"/nonexistent/etcd", "does not exist"},
+		{"bin/folder", "is a folder"},
+		{"bin/plain", "not executable"},
+		{"no-such-program-coup", "not found on PATH"},
+	} {
+		t.Run(tt.program, func(t *testing.T) { badKey(t, file, src(tt.program), "server.program", 4, tt.msg) })
+	}
+}
+
+// Bad adaptations are refused with the key and its line.
+func TestServerBadAdaptations(t *testing.T) {
+	etcd := "nodes = 3\n[server]\npreset = \"etcd\"\n"
+	zk := "nodes = 3\n[server]\npreset = \"zookeeper\"\n"
+	tests := []struct {
+		name, src, field string
+		line             int
+		msg              string
+	}{
+		{"extra args not a list", etcd + "extra_args = \"--pre-vote\"\n", "server.extra_args", 4, "list of strings"},
+		{"extra args not strings", etcd + "extra_args = [\"--pre-vote\", 3]\n", "server.extra_args", 4, "list of strings"},
+		{"bad extra arg template", etcd + "extra_args = [\"--pre-vote\", \"{{.Nope}}\"]\n", "server.extra_args[1]", 4, "Nope"},
+		{"extra args before nothing", etcd + "extra_args_before = \"--nope\"\n", "server.extra_args_before", 4, "not an element of the command"},
+		{"extra args before the program", etcd + "extra_args_before = \"etcd\"\n", "server.extra_args_before", 4, "is the program"},
+		{"tick on etcd", etcd + "tick = \"1s\"\n", "server.tick", 4, "its timeouts are election_timeout and heartbeat_every"},
+		{"election timeout on ZooKeeper", zk + "election_timeout = \"1s\"\n", "server.election_timeout", 4, "its timeouts are tick"},
+		{"timeout on a description without any", strings.Replace(goodServer, "peer = [\"peer\"]\n", "peer = [\"peer\"]\ntick = \"1s\"\n", 1), "server.tick", 8, "no timeouts of its own"},
+		{"bad timeout", etcd + "heartbeat_every = \"fast\"\n", "server.heartbeat_every", 4, "bad duration"},
+		{"zero timeout", etcd + "heartbeat_every = \"0s\"\n", "server.heartbeat_every", 4, "more than zero"},
+		{"sub-millisecond timeout", zk + "tick = \"500500us\"\n", "server.tick", 4, "whole number of milliseconds"},
+		{"etcd heartbeat too long", etcd + "heartbeat_every = \"300ms\"\n", "server.heartbeat_every", 4, "under 5 heartbeats"},
+		{"etcd election timeout too short", etcd + "heartbeat_every = \"300ms\"\nelection_timeout = \"1s\"\n", "server.election_timeout", 5, "under 5 heartbeats"},
+		{"etcd election timeout too long", etcd + "election_timeout = \"51s\"\n", "server.election_timeout", 4, "over 50s"},
+		{"ZooKeeper session under 2 ticks", zk + "tick = \"2s\"\n[workload]\nkind = \"mutex\"\n", "server.tick", 4, "2 to 20 ticks"},
+		{"ZooKeeper session over 20 ticks", zk + "tick = \"100ms\"\nlock_ttl = \"3s\"\n[workload]\nkind = \"mutex\"\n", "server.lock_ttl", 5, "2 to 20 ticks"},
+		{"template writes an unset timeout", strings.Replace(goodServer, `"--id", "{{.ID}}"`, `"--id", "{{.ID}}", "--tick={{.Tick.Ms}}"`, 1), "server.command[3]", 5, "sets no tick"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { badKey(t, "svc.toml", tt.src, tt.field, tt.line, tt.msg) })
+	}
+	// The same keys within what the server takes are accepted.
+	for _, src := range []string{
+		etcd + "heartbeat_every = \"300ms\"\nelection_timeout = \"1500ms\"\n",
+		zk + "tick = \"2s\"\nlock_ttl = \"4s\"\n[workload]\nkind = \"mutex\"\n",
+		strings.Replace(strings.Replace(goodServer, `"--id", "{{.ID}}"`, `"--id", "{{.ID}}", "--tick={{.Tick.Ms}}"`, 1), "peer = [\"peer\"]\n", "peer = [\"peer\"]\ntick = \"1s\"\n", 1),
+	} {
+		if _, err := Parse("svc.toml", src); err != nil {
+			t.Errorf("%v, for\n%s", err, src)
+		}
+	}
+}
+
+// The catalogue's pre-vote scenario adapts etcd's preset by extra_args
+// alone: every member's command is the preset's, with --pre-vote last.
+func TestCataloguePreVote(t *testing.T) {
+	s, err := Load("../scenarios/etcd-leader-isolated-pre-vote.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Parse("etcd.toml", "nodes = 3\n[server]\npreset = \"etcd\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range SampleServerNodes(s) {
+		r, err := s.Server.Render(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := plain.Server.Render(SampleServerNodes(plain)[i])
+		if want := append(p.Command, "--pre-vote"); !slices.Equal(r.Command, want) {
+			t.Errorf("%s's command %q, want the preset's with --pre-vote last", n.ID, r.Command)
+		}
 	}
 }

@@ -110,6 +110,13 @@ func TestDidYouMean(t *testing.T) {
 		{"key of a fault", faultBase + "kind = \"pause\"\ntagret = \"n1\"\n", "faults[0].tagret", "did you mean faults[0].target?"},
 		{"key of the second fault", faultBase + "kind = \"pause\"\ntarget = \"n1\"\n[[faults]]\nkind = \"pause\"\ntarget = \"n2\"\nfro = \"5ms\"\n", "faults[1].fro", "did you mean faults[1].for?"},
 		{"key in the wrong table", "algorithm = \"bully\"\nnodes = 3\nlatency = \"1ms\"\n", "latency", "did you mean network.latency?"},
+		// A key that holds a known one's words, too far from it to be a
+		// misspelling: at the top level as in a table, in any case.
+		{"top-level key with a word more", "algorithm = \"bully\"\nnodes = 3\nrecovery_window = \"1s\"\n", "recovery_window", "did you mean recovery?"},
+		{"top-level key in camel case", "algorithm = \"bully\"\nnodes = 3\nrecoveryWindow = \"1s\"\n", "recoveryWindow", "did you mean recovery?"},
+		{"key of a table with a word more", "algorithm = \"bully\"\nnodes = 3\n[network]\nlatency_window = \"1ms\"\n", "network.latency_window", "did you mean network.latency?"},
+		{"key of a fault with a word more", faultBase + "kind = \"pause\"\ntarget = \"n1\"\nfor_duration = \"5ms\"\n", "faults[0].for_duration", "did you mean faults[0].for?"},
+		{"key in the wrong table, dashed", "algorithm = \"bully\"\nnodes = 3\nmax-messages = 3\n", "max-messages", "did you mean history.max_messages?"},
 		{"key of a trigger", faultBase + "kind = \"replace\"\ntarget = \"n5\"\nwhen = { reprot = \"participant\" }\n", "faults[0].when.reprot", "did you mean faults[0].when.report?"},
 		{"table", "algorithm = \"bully\"\nnodes = 3\n[netwrok]\nlatency = \"1ms\"\n", "netwrok", "did you mean network?"},
 		{"algorithm", "algorithm = \"chang-robert\"\nnodes = 3\n", "algorithm", `did you mean "chang-roberts"?`},
@@ -139,6 +146,7 @@ func TestDidYouMean(t *testing.T) {
 		"algorithm = \"raft\"\nnodes = 3\n",
 		faultBase + "kind = \"pause\"\ntarget = \"n9\"\n",
 		"algorithm = \"bully\"\nnodes = 3\nzzzzzz = 1\n",
+		"algorithm = \"bully\"\nnodes = 3\n[network]\nwait_at_start = \"1s\"\n",
 	} {
 		_, err := Parse("bad.toml", src)
 		if err == nil || strings.Contains(err.Error(), "did you mean") {

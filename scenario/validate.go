@@ -26,7 +26,7 @@ const (
 	// DefaultRate and DefaultHold are the lock workload's defaults.
 	DefaultRate = 100.0
 	DefaultHold = 10 * time.Millisecond
-	// MaxClients bounds the clients of the mutex, lin-kv and echo
+	// MaxClients bounds the clients of the mutex, lin-kv, set and echo
 	// workloads.
 	MaxClients = 1000
 	// MaxClientProcesses bounds the clients of a workload whose clients
@@ -41,7 +41,8 @@ const (
 	MaxKeys   = 1 << 20
 	MaxValues = 1 << 30
 	// MaxNodes bounds the number of node processes of one run; `coup
-	// bench` measures a run of this many.
+	// bench` measures a run of this many. Real servers are bounded lower
+	// (MaxServers, and the files coup holds for them: limits.go).
 	MaxNodes = 1000
 )
 
@@ -100,6 +101,9 @@ func (s *Scenario) validate() error {
 	if err := s.validateWorkload(); err != nil {
 		return err
 	}
+	if err := s.validateServerCount(); err != nil {
+		return err
+	}
 	s.nemesis = nil
 	for i := range s.Faults {
 		if err := s.validateFault(i); err != nil {
@@ -110,6 +114,9 @@ func (s *Scenario) validate() error {
 		var fe *nemesis.FieldError
 		errors.As(err, &fe)
 		return s.errorf(fmt.Sprintf("faults[%d].%s", i, fe.Field), "%s", fe.Msg)
+	}
+	if err := s.validateExplore(); err != nil {
+		return err
 	}
 	if err := s.validateChecks(); err != nil {
 		return err
@@ -209,8 +216,9 @@ func (s *Scenario) nodeRange() string {
 
 // Kind is the problem the scenario's nodes solve: nodes.KindMutex or
 // nodes.KindElection for a built-in algorithm, by the algorithm. A foreign
-// node's is told by its workload: nodes.KindMutex, nodes.KindLinKV or
-// nodes.KindEcho for those workloads, else nodes.KindElection.
+// node's is told by its workload: nodes.KindMutex, nodes.KindLinKV,
+// nodes.KindSet or nodes.KindEcho for those workloads, else
+// nodes.KindElection.
 func (s *Scenario) Kind() string {
 	if !s.foreign() {
 		if spec, ok := algorithms.Lookup(s.Algorithm); ok && spec.IsMutex() {
@@ -223,6 +231,8 @@ func (s *Scenario) Kind() string {
 		return nodes.KindMutex
 	case WorkloadLinKV:
 		return nodes.KindLinKV
+	case WorkloadSet:
+		return nodes.KindSet
 	case WorkloadEcho:
 		return nodes.KindEcho
 	}
@@ -234,11 +244,18 @@ const (
 	WorkloadElection = "election"
 	WorkloadMutex    = "mutex"
 	WorkloadLinKV    = "lin-kv"
+	WorkloadSet      = "set"
 	WorkloadEcho     = "echo"
 	WorkloadNone     = "none"
 )
 
-var workloadKinds = []string{WorkloadElection, WorkloadMutex, WorkloadLinKV, WorkloadEcho, WorkloadNone}
+var workloadKinds = []string{WorkloadElection, WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho, WorkloadNone}
+
+// The final reads' readers, besides a client's name.
+const (
+	FinalReadsAll  = "all"
+	FinalReadsNone = "none"
+)
 
 // Workload keys that only some kinds take.
 var workloadKeys = []struct {
@@ -247,13 +264,16 @@ var workloadKeys = []struct {
 	set   func(w *Workload) bool
 }{
 	{"initiators", []string{WorkloadElection}, func(w *Workload) bool { return len(w.Initiators) > 0 }},
-	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
-	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
-	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
+	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
+	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
+	{"on", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.On.Set }},
+	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
 	{"hold", []string{WorkloadMutex}, func(w *Workload) bool { return w.Hold.Set }},
 	{"keys", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Keys != 0 }},
 	{"values", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Values != 0 }},
 	{"mix", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Mix != nil }},
+	{"final_reads", []string{WorkloadLinKV, WorkloadSet}, func(w *Workload) bool { return w.FinalReads != "" }},
+	{"final_after", []string{WorkloadLinKV, WorkloadSet}, func(w *Workload) bool { return w.FinalAfter.Set }},
 }
 
 func (s *Scenario) validateWorkload() error {
@@ -265,7 +285,7 @@ func (s *Scenario) validateWorkload() error {
 			w.Kind = WorkloadMutex
 		}
 	case WorkloadElection, WorkloadMutex, WorkloadNone:
-	case WorkloadLinKV, WorkloadEcho:
+	case WorkloadLinKV, WorkloadSet, WorkloadEcho:
 		if !s.foreign() {
 			return s.errorf("workload.kind", "%q is served by a node program of your own (command): no built-in algorithm serves it", w.Kind)
 		}
@@ -296,7 +316,15 @@ func (s *Scenario) validateWorkload() error {
 		if err := s.validateClients(); err != nil {
 			return err
 		}
-		return s.validateKV()
+		if err := s.validateKV(); err != nil {
+			return err
+		}
+		return s.validateFinal()
+	case WorkloadSet:
+		if err := s.validateClients(); err != nil {
+			return err
+		}
+		return s.validateFinal()
 	case WorkloadEcho:
 		return s.validateClients()
 	case WorkloadElection:
@@ -357,7 +385,7 @@ func (s *Scenario) validateClients() error {
 	case w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0):
 		return s.errorf("workload.rate", "must be a positive number of %s per second, got %v", rateUnit(w.Kind), w.Rate)
 	}
-	return nil
+	return s.validateClientHosts()
 }
 
 func rateUnit(kind string) string {
@@ -404,6 +432,49 @@ func (s *Scenario) validateKV() error {
 		return s.errorf("workload.mix", "only reads: nothing would ever be written, so there would be nothing to judge; give write or cas a weight")
 	}
 	return nil
+}
+
+// validateFinal checks the final reads of a set or lin-kv workload and
+// fills in their defaults.
+func (s *Scenario) validateFinal() error {
+	w := &s.Workload
+	switch {
+	case w.FinalReads == "" && (w.Kind == WorkloadSet || slices.Contains(s.Checks.Run, "lost-writes")):
+		w.FinalReads = FinalReadsAll
+	case w.FinalReads == "":
+		w.FinalReads = FinalReadsNone
+	case w.FinalReads == FinalReadsAll, w.FinalReads == FinalReadsNone:
+	default:
+		var i int
+		if _, err := fmt.Sscanf(w.FinalReads, "c%d", &i); err != nil || fmt.Sprintf("c%d", i) != w.FinalReads {
+			return s.errorf("workload.final_reads", "%q: say \"all\" (every client), \"none\", or one client, \"c1\" to \"c%d\"", w.FinalReads, w.Clients)
+		}
+		if i < 1 || i > w.Clients {
+			return s.errorf("workload.final_reads", "%q names no client: this workload has c1 to c%d", w.FinalReads, w.Clients)
+		}
+	}
+	if err := s.duration("workload.final_after", &w.FinalAfter, s.Recovery.D/2, false); err != nil {
+		return err
+	}
+	if w.FinalReads != FinalReadsNone && w.FinalAfter.D >= s.Recovery.D {
+		if !w.FinalAfter.Set {
+			return s.errorf("recovery", "%s: the final reads (final_reads = %q) come after the heal, in the recovery window: give it time for them", s.Recovery.D, w.FinalReads)
+		}
+		return s.errorf("workload.final_after", "%s is not within the recovery window (%s): the final reads would never be made", w.FinalAfter.D, s.Recovery.D)
+	}
+	return nil
+}
+
+// FinalReaders are the clients that make the final reads: nil for every
+// client, none when there are no final reads (FinalReads "none").
+func (w *Workload) FinalReaders() (readers []string, any bool) {
+	switch w.FinalReads {
+	case "", FinalReadsNone:
+		return nil, false
+	case FinalReadsAll:
+		return nil, true
+	}
+	return []string{w.FinalReads}, true
 }
 
 func (s *Scenario) validateFault(i int) error {
@@ -584,6 +655,14 @@ func (s *Scenario) validateChecks() error {
 	for _, name := range c.Run {
 		if _, ok := checks.Lookup(name); !ok {
 			return s.errorf("checks.run", "%s", unknownMsg("check", name, checkNames()))
+		}
+	}
+	if slices.Contains(c.Run, "lost-writes") {
+		switch w := &s.Workload; {
+		case w.Kind != WorkloadSet && w.Kind != WorkloadLinKV:
+			return s.errorf("checks.run", "lost-writes judges a set or lin-kv workload's writes, and this workload is %q", w.Kind)
+		case w.FinalReads == FinalReadsNone:
+			return s.errorf("workload.final_reads", "\"none\", but lost-writes needs the final reads: leave final_reads out, or name a client")
 		}
 	}
 	if err := s.duration("checks.termination", &c.Termination, s.Recovery.D, true); err != nil {

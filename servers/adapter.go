@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/nodes/wire"
 	"github.com/coupharness/coup/scenario"
@@ -112,17 +113,17 @@ func (r *run) startAdapters(ctx context.Context, clients int) (*adapters, error)
 	return ads, nil
 }
 
-// adapterInit is the init line of each client: its name, the members,
-// and each member's ports (where it listens, not through the proxy).
+// adapterInit is the init line of each client: its name, its host, the
+// members, and each member's ports as its host reaches them (placement.go:
+// through coup's proxy, but for its own host's member).
 func (r *run) adapterInit() func(name string) []byte {
 	var ids []string
-	addrs := map[string]map[string]string{}
 	for _, n := range r.layout.nodes {
 		ids = append(ids, n.ID)
-		addrs[n.ID] = n.Addr
 	}
 	return func(name string) []byte {
-		body, _ := json.Marshal(map[string]any{"type": "init", "msg_id": 0, "node_id": name, "node_ids": ids, "addrs": addrs})
+		host := r.hostOf(name)
+		body, _ := json.Marshal(map[string]any{"type": "init", "msg_id": 0, "node_id": name, "host": host, "node_ids": ids, "addrs": r.reachFrom(host)})
 		return envelope("coup", name, body)
 	}
 }
@@ -158,18 +159,27 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 func (a *adapter) handshake(ctx context.Context, init []byte, timeout time.Duration) error {
 	ok := make(chan struct{})
 	go a.read(ok)
-	if err := a.write(init); err != nil {
-		return fmt.Errorf("%s: write its init: %w (its log: %s.log)", a.name, err, a.name)
-	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	if err := a.write(init); err != nil {
+		// Most often the process has exited already: wait to say so,
+		// with the end of its log.
+		select {
+		case <-a.gone:
+			return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return fmt.Errorf("client process %s: write its init: %w%s", a.name, err, console.LogTail(a.log.Name()))
+	}
 	select {
 	case <-ok:
 		return nil
 	case <-a.gone:
-		return fmt.Errorf("client process %s exited before it answered its init (its log: %s.log)", a.name, a.name)
+		return fmt.Errorf("client process %s exited before it answered its init%s", a.name, console.LogTail(a.log.Name()))
 	case <-t.C:
-		return fmt.Errorf("client process %s did not answer its init within %s (its log: %s.log)", a.name, timeout, a.name)
+		return fmt.Errorf("client process %s did not answer its init within %s%s", a.name, timeout, console.LogTail(a.log.Name()))
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -19,6 +19,7 @@ import (
 // clients drives the workload against real servers through their own
 // protocol (workloads.Clients): each operation goes, on a goroutine of its
 // own, to the member it names, through the scenario's client (opClient),
+// from the host its client sits on (placement.go),
 // and ends ok, fail, or info when its answer is unknown (an error that
 // may have come after the operation took effect, or no answer within the
 // workload's timeout). Workload callbacks run under mu.
@@ -40,6 +41,7 @@ type clients struct {
 
 type pendingOp struct {
 	process, node, f string
+	host             string // the client's
 	result           func(body []byte) string
 }
 
@@ -52,23 +54,24 @@ func newClients(r *run) *clients {
 		return nil
 	}
 	w, timeout := lifecycle.NewWorkload(r.sc)
-	addr := map[string]string{}
-	for _, n := range r.layout.nodes {
-		addr[n.ID] = n.Addr["client"]
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
+	// Each client reaches the members from its host (placement.go).
 	switch r.sv.Client {
 	case scenario.ClientEtcd:
-		e := newEtcdKV(addr, r.sv.Reads == scenario.ReadsSerializable)
-		e.locks.ttl = r.sv.LockTTL.D
-		c.kv = e
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			e := newEtcdKV(clientPorts(r.reachFrom(host)), r.sv.Reads == scenario.ReadsSerializable)
+			e.locks.ttl = r.sv.LockTTL.D
+			return e
+		}}
 	case scenario.ClientZooKeeper:
-		z := newZKKV(addr, r.sv.Reads == scenario.ReadsSync)
-		if r.sc.Workload.Kind == scenario.WorkloadMutex {
-			z.sessionTimeout = r.sv.LockTTL.D
-		}
-		c.kv = z
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			z := newZKKV(clientPorts(r.reachFrom(host)), r.sv.Reads == scenario.ReadsSync)
+			if r.sc.Workload.Kind == scenario.WorkloadMutex {
+				z.sessionTimeout = r.sv.LockTTL.D
+			}
+			return z
+		}}
 	}
 	return c
 }
@@ -97,9 +100,10 @@ func (c *clients) After(d time.Duration, fn func()) {
 func (c *clients) Invoke(op workloads.Op) {
 	c.nextID++
 	id := c.nextID
-	c.r.Record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
+	host := c.r.hostOf(workloads.ClientOf(op))
+	c.r.Record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value, Host: host})
 	c.r.stats.add("ops." + history.OpInvoke)
-	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, host: host, result: op.Result}
 	c.ops.Add(1)
 	go func() {
 		defer c.ops.Done()
@@ -111,7 +115,7 @@ func (c *clients) Invoke(op workloads.Op) {
 		case err == nil:
 			var head wire.ReplyHead
 			_ = json.Unmarshal(body, &head)
-			typ, value = workloads.Outcome(head, body, op.Result)
+			typ, value = workloads.Outcome(head, body, op.Result, op.Absent)
 		case errors.Is(err, errDefinite):
 			typ, value = history.OpFail, err.Error()
 		case ctx.Err() != nil && c.ctx.Err() == nil:
@@ -132,7 +136,8 @@ func (c *clients) complete(id int, typ, value string, body []byte) {
 		return // the run ended first, and recorded it
 	}
 	delete(c.pending, id)
-	c.r.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value, Token: tokenOf(typ, body)})
+	c.r.Record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value, Token: tokenOf(typ, body),
+		Host: op.host, Served: c.r.servedBy(body)})
 	c.r.stats.add("ops." + typ)
 	if !c.stopped {
 		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: c.r.Now()})

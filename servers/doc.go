@@ -22,10 +22,15 @@
 //     data, runs the scenario's replace command and starts it as a member
 //     joining a running cluster.
 //   - The observer turns log lines and polled answers into leader reports
-//     with terms, the reports every election check already reads.
+//     with terms, the reports every election check already reads. Each
+//     node is polled by a loop of its own (poll.go), every PollEvery,
+//     each question within its timeout; every question is counted by how
+//     it ended (answered, unanswered, failed) and every round skipped
+//     while the node is down, into the end event's counters.
 //   - The clients carry the workload over the servers' own protocols:
-//     lin-kv and locks on etcd (its JSON gateway) and ZooKeeper (its
-//     protocol, and its lock recipe), inside coup, or as processes of
+//     lin-kv, sets (set.go: a key or znode per element) and locks on etcd
+//     (its JSON gateway) and ZooKeeper (its protocol, and its lock
+//     recipe), inside coup, or as processes of
 //     their own (adapters: coup adapter etcd, served by ServeClient, or a
 //     scenario's adapter for a service of the user's own), which speak
 //     coup's client protocol on stdin and stdout and which a pause of the

@@ -18,8 +18,8 @@ import (
 // etcdKV is the lin-kv client of etcd, over its JSON gateway (the v3 API
 // as JSON over HTTP, keys and values in base64): no dependency, and what
 // the official Go client does over gRPC. Each client process talks to the
-// member its operation names, at the member's own client address (not
-// through the proxy: the links between members are what the faults cut).
+// member its operation names, at the address its host reaches it by
+// (placement.go: through the proxy, unless the member is on its host).
 type etcdKV struct {
 	addr         map[string]string // node → host:port of its client port
 	serializable bool
@@ -39,8 +39,19 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 
 func etcdKey(k int) string { return "coup-kv/" + strconv.Itoa(k) }
 
-// Do carries out the operation against the node's member.
+// Do carries out the operation against the node's member; its answer
+// names the member that served it (served_by: its raft id in hexadecimal,
+// as etcd's log names it, from the last response header).
 func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	var served string
+	body, err := c.do(context.WithValue(ctx, servedSink{}, &served), node, op)
+	return withServedBy(body, served), err
+}
+
+func (c *etcdKV) do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	if sf, e, ok := setOpOf(op); ok {
+		return c.set(ctx, node, sf, e)
+	}
 	f, err := fieldsOf(op)
 	if err != nil {
 		return nil, err
@@ -143,6 +154,16 @@ func (c *etcdKV) call(ctx context.Context, node, path string, in, out any) error
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return err
+	}
+	var head struct {
+		Header struct {
+			MemberID string `json:"member_id"`
+		} `json:"header"`
+	}
+	if json.Unmarshal(b, &head) == nil {
+		if id, err := strconv.ParseUint(head.Header.MemberID, 10, 64); err == nil {
+			setServed(ctx, strconv.FormatUint(id, 16))
+		}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {

@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,11 +50,20 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return map[string]any{}
 	}
-	var out any
+	var out map[string]any
 	switch r.URL.Path {
 	case "/v3/kv/range":
 		g.ranges = append(g.ranges, in)
 		out = rangeOf(dec(in["key"]))
+		if end, ok := in["range_end"]; ok { // every key in [key, range_end), keys only
+			var kvs []any
+			for _, k := range slices.Sorted(maps.Keys(g.kv)) {
+				if k >= dec(in["key"]) && k < dec(end) {
+					kvs = append(kvs, map[string]any{"key": enc(k)})
+				}
+			}
+			out = map[string]any{"kvs": kvs, "count": fmt.Sprint(len(kvs))}
+		}
 	case "/v3/kv/put":
 		g.kv[dec(in["key"])] = dec(in["value"])
 		out = map[string]any{}
@@ -70,6 +82,9 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
+	// Every answer's header names the member that served it, its raft id
+	// in decimal (8e9e05c52164694d in hexadecimal).
+	out["header"] = map[string]any{"cluster_id": "14841639068965178418", "member_id": "10276657743932975437", "raft_term": "2"}
 	json.NewEncoder(w).Encode(out)
 }
 
@@ -122,7 +137,13 @@ func TestEtcdKV(t *testing.T) {
 		if head.Type != s.typ || (s.code != 0 && (head.Code == nil || *head.Code != s.code)) || string(v.Value) != s.value {
 			t.Errorf("step %d (%s %+v): got %s, want type %s code %d value %q", i, s.f, s.fields, body, s.typ, s.code, s.value)
 		}
-		if typ, _ := workloads.Outcome(head, body, nil); s.typ == "error" && typ != history.OpFail {
+		var served struct {
+			ServedBy string `json:"served_by"`
+		}
+		if json.Unmarshal(body, &served); served.ServedBy != "8e9e05c52164694d" {
+			t.Errorf("step %d: served_by %q, want the header's member id in hexadecimal, 8e9e05c52164694d", i, served.ServedBy)
+		}
+		if typ, _ := workloads.Outcome(head, body, nil, ""); s.typ == "error" && typ != history.OpFail {
 			t.Errorf("step %d: error %s recorded as %s, want fail", i, body, typ)
 		}
 	}

@@ -29,8 +29,8 @@ type layout struct {
 const maxLayoutTries = 20
 
 func newLayout(sc *scenario.Scenario, dir string) (*layout, error) {
-	if sc.Nodes > 254 {
-		return nil, fmt.Errorf("at most 254 servers fit coup's loopback layout, got %d", sc.Nodes)
+	if sc.Nodes > scenario.MaxServers { // validation refuses it first
+		return nil, fmt.Errorf("at most %d servers fit coup's loopback layout, got %d", scenario.MaxServers, sc.Nodes)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -18,22 +18,29 @@ import (
 // port, which finds its dialler by the socket's process.
 func (r *run) startProxies() error {
 	nodes := r.layout.nodes
+	want := len(nodes) * len(r.sv.Peer)
+	if r.sv.Links != scenario.LinksProcess {
+		want *= len(nodes) - 1
+	}
 	listen := func(cfg proxy.Config) error {
 		cfg.Policy = policy{r}
 		cfg.Events = r.linkEvent
 		p, err := proxy.Listen(cfg)
 		if err != nil {
-			return err
+			return fmt.Errorf("%d of the %d proxies listening: %w", len(r.proxies), want, err)
 		}
 		r.proxies = append(r.proxies, p)
 		return nil
 	}
+	// One attribution for every proxy: a burst of connections shares its
+	// reads of /proc.
+	byProcess := proxy.ByProcess(r.groups)
 	for _, to := range nodes {
 		for _, port := range r.sv.Peer {
 			target := to.Addr[port]
 			if r.sv.Links == scenario.LinksProcess {
 				addr := net.JoinHostPort(r.layout.proxy(to.Index), strconv.Itoa(to.Port[port]))
-				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, Attribute: proxy.ByProcess(r.groups)}); err != nil {
+				if err := listen(proxy.Config{Listen: addr, To: to.ID, Target: target, Attribute: byProcess}); err != nil {
 					return err
 				}
 				continue
@@ -49,7 +56,11 @@ func (r *run) startProxies() error {
 			}
 		}
 	}
-	r.logf("links: %d proxies (%s links, %s)", len(r.proxies), r.sv.Links, r.layout)
+	n, err := r.startClientProxies(listen)
+	if err != nil {
+		return err
+	}
+	r.logf("links: %d proxies (%s links, %s), %d of them for clients only", len(r.proxies), r.sv.Links, r.layout, n)
 	return nil
 }
 
@@ -157,6 +168,12 @@ func (r *run) linkEvent(e proxy.Event) {
 		ev.What, ev.Reason = history.MsgCorrupt, fmt.Sprintf("%s at byte %d", e.Detail, e.Off)
 	case proxy.EventHold:
 		r.stats.add(history.CountLinkHeld)
+		return
+	case proxy.EventShut:
+		r.stats.add(history.CountLinkQueuesShut)
+		return
+	case proxy.EventConnectHeld:
+		r.stats.add(history.CountLinkConnectsHeld)
 		return
 	default:
 		return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -66,9 +65,7 @@ type run struct {
 	stop     chan struct{}
 	stopped  bool
 
-	logMu sync.Mutex
-	log   *os.File
-	begin time.Time
+	log *lifecycle.Log // harness.log and the console
 }
 
 // Run runs a scenario of real servers and returns its results and its
@@ -95,7 +92,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 }
 
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, log: f.Log, byID: map[string]*server{}, stop: make(chan struct{}), begin: time.Now()}
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{})}
+	r.log = f.NewLog(opts.Progress)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
 	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
@@ -106,56 +104,24 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 
 var _ lifecycle.Driver = (*run)(nil)
 
-// Start lays out the addresses, starts the proxies and every server, and
-// waits until each accepts connections on its ready port
-// (lifecycle.Driver). That moment is the run's zero.
-func (r *run) Start(ctx context.Context, zero func()) error {
+// Start lays out the addresses, starts the client processes (when the
+// clients are processes), the proxies and every server, and waits until
+// each server accepts connections on its ready port (lifecycle.Driver).
+// That moment, or the moment one of these steps failed, is the run's
+// zero: a start that failed returns why, in coup's words or the server's
+// (the end of its log), or that it was interrupted, and in which step.
+func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
-	var err error
-	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	for _, node := range r.layout.nodes {
-		s := &server{r: r, id: node.ID, data: node}
-		r.servers = append(r.servers, s)
-		r.byID[node.ID] = s
-	}
-	r.clients = newClients(r)
-	if r.clients != nil && r.sv.ClientsAreProcesses() {
-		r.progress("starting %d client processes", r.sc.Workload.Clients)
-		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
-		if err != nil {
-			if ctx.Err() != nil {
-				return lifecycle.ErrInterrupted
-			}
-			return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-		}
-		r.adapters = ads
-		r.clients.kv = ads
-	}
-	if err := r.startProxies(); err != nil {
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
-	}
-	r.progress("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
-	errs := make(chan error, len(r.servers))
-	for _, s := range r.servers {
-		go func() { errs <- s.start(ctx, false) }()
-	}
-	var first error
-	for range r.servers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
+	step, err := r.startAll(ctx)
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()
-	zero()
-	if first != nil {
+	zero(r.log.SetZero(r.zero))
+	if err != nil {
 		if ctx.Err() != nil {
-			return lifecycle.ErrInterrupted
+			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, first)
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
 	for _, s := range r.servers {
 		r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
@@ -170,6 +136,49 @@ func (r *run) Start(ctx context.Context, zero func()) error {
 	}
 	r.startPolls()
 	return nil
+}
+
+// startAll does Start's steps in order, up to the first that fails, and
+// returns that step ("starting 3 servers (etcd)") with its error.
+func (r *run) startAll(ctx context.Context) (string, error) {
+	step := "laying out the addresses"
+	var err error
+	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+		return step, err
+	}
+	for _, node := range r.layout.nodes {
+		s := &server{r: r, id: node.ID, data: node}
+		r.servers = append(r.servers, s)
+		r.byID[node.ID] = s
+	}
+	r.clients = newClients(r)
+	if r.clients != nil && r.sv.ClientsAreProcesses() {
+		step = fmt.Sprintf("starting %s", console.Plural(r.sc.Workload.Clients, "client process", "client processes"))
+		r.progress("%s", step)
+		ads, err := r.startAdapters(ctx, r.sc.Workload.Clients)
+		if err != nil {
+			return step, err
+		}
+		r.adapters = ads
+		r.clients.kv = ads
+	}
+	step = "starting the proxies"
+	if err := r.startProxies(); err != nil {
+		return step, fmt.Errorf("start the proxies: %w", err)
+	}
+	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	r.progress("%s", step)
+	errs := make(chan error, len(r.servers))
+	for _, s := range r.servers {
+		go func() { errs <- s.start(ctx, false) }()
+	}
+	var first error
+	for range r.servers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return step, first
 }
 
 // observed records an observation: at once once the run has started,
@@ -224,7 +233,7 @@ func (r *run) Unlock() {
 }
 
 // Record records an event (lifecycle.Driver).
-func (r *run) Record(e history.Event) { r.rec.Record(e) }
+func (r *run) Record(e history.Event) history.Event { return r.rec.Record(e) }
 
 // Stop stops the polls, every server and every proxy, and returns the
 // counters of the end event (lifecycle.Driver).
@@ -271,20 +280,15 @@ func (r *run) Close() (*history.History, error) {
 }
 
 // Logf writes a line to harness.log (lifecycle.Driver).
-func (r *run) Logf(format string, args ...any) { r.logf(format, args...) }
+func (r *run) Logf(format string, args ...any) { r.log.Logf(format, args...) }
 
-// Progress writes a line to harness.log and the console (lifecycle.Driver).
-func (r *run) Progress(format string, args ...any) { r.progress(format, args...) }
-
-func (r *run) logf(format string, args ...any) {
-	r.logMu.Lock()
-	defer r.logMu.Unlock()
-	fmt.Fprintf(r.log, "%9.3fs %s\n", time.Since(r.begin).Seconds(), fmt.Sprintf(format, args...))
+// Progress writes a line to harness.log and the console, at a time on the
+// history's clock (lifecycle.Driver).
+func (r *run) Progress(at time.Duration, format string, args ...any) {
+	r.log.ProgressAt(at, format, args...)
 }
 
-func (r *run) progress(format string, args ...any) {
-	r.logf(format, args...)
-	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, "  %s\n", console.Printable(fmt.Sprintf(format, args...)))
-	}
-}
+// logf writes a line to harness.log, and progress there and to the
+// console, stamped now: on the history's clock once the run has its zero.
+func (r *run) logf(format string, args ...any)     { r.log.Logf(format, args...) }
+func (r *run) progress(format string, args ...any) { r.log.Progress(format, args...) }

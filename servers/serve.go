@@ -134,12 +134,7 @@ func ServeClient(ctx context.Context, name string, opts ClientOptions, in io.Rea
 
 // newBuiltinClient is a built-in client over the members' client ports.
 func newBuiltinClient(name string, opts ClientOptions, addrs map[string]map[string]string) (opClient, error) {
-	client := map[string]string{}
-	for id, ports := range addrs {
-		if a, ok := ports["client"]; ok {
-			client[id] = a
-		}
-	}
+	client := clientPorts(addrs)
 	switch name {
 	case scenario.ClientEtcd:
 		e := newEtcdKV(client, opts.Reads == scenario.ReadsSerializable)

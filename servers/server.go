@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
 )
@@ -82,7 +83,7 @@ func (s *server) start(ctx context.Context, existing bool) error {
 		}
 	}
 	if s.logFile == nil {
-		f, err := os.OpenFile(filepath.Join(s.r.dir, s.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.id, err)
 		}
@@ -128,6 +129,9 @@ func (s *server) start(ctx context.Context, existing bool) error {
 	return s.ready(ctx, exited)
 }
 
+// logPath is the server's log, in the run's folder.
+func (s *server) logPath() string { return filepath.Join(s.r.dir, s.id+".log") }
+
 // read copies one of the process's streams to the node's log, line by
 // line, each through the log patterns. A line longer than the reader's
 // buffer is cut: its parts are matched apart.
@@ -166,13 +170,15 @@ func (s *server) ready(ctx context.Context, exited <-chan struct{}) error {
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("%s exited before it accepted connections on %s (its log: %s.log)", s.id, addr, s.id)
+			// Its output is all in its log by now: the cause is usually
+			// at its end.
+			return fmt.Errorf("%s exited before it accepted connections on %s%s", s.id, addr, console.LogTail(s.logPath()))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not accept connections on %s within %s (its log: %s.log)", s.id, addr, s.r.sv.StartTimeout.D, s.id)
+			return fmt.Errorf("%s did not accept connections on %s within %s%s", s.id, addr, s.r.sv.StartTimeout.D, console.LogTail(s.logPath()))
 		}
 	}
 }

@@ -70,6 +70,17 @@ func (c *zkKV) conn(process, node string) (*zk.Conn, error) {
 	return conn, nil
 }
 
+// node is the member at addr, of those the client was given; "" for
+// none.
+func (c *zkKV) node(addr string) string {
+	for id, a := range c.addr {
+		if a == addr {
+			return id
+		}
+	}
+	return ""
+}
+
 // close ends every session.
 func (c *zkKV) close() {
 	c.mu.Lock()
@@ -99,13 +110,16 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 		err  error
 	}
 	done := make(chan result, 1)
+	sf, element, isSet := setOpOf(op)
 	go func() {
 		var body []byte
 		var err error
-		switch op.F {
-		case workloads.FAcquire:
+		switch {
+		case isSet:
+			body, err = c.set(conn, sf, element)
+		case op.F == workloads.FAcquire:
 			body, err = c.acquire(ctx, conn, op.Value)
-		case workloads.FRelease:
+		case op.F == workloads.FRelease:
 			body, err = c.release(conn, op.Value)
 		default:
 			body, err = c.do(conn, op.F, f)
@@ -114,7 +128,7 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 	}()
 	select {
 	case r := <-done:
-		return r.body, r.err
+		return withServedBy(r.body, c.node(conn.Server())), r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

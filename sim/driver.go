@@ -16,10 +16,11 @@ type driver struct{ *Sim }
 var _ lifecycle.Driver = driver{}
 
 // Start records the meta event through zero, at the virtual time 0, and
-// starts every node in ring order (lifecycle.Driver).
-func (d driver) Start(_ context.Context, zero func()) error {
+// starts every node in ring order (lifecycle.Driver). The start takes no
+// time: the virtual clock is the history's from the beginning.
+func (d driver) Start(_ context.Context, zero func(took time.Duration)) error {
 	s := d.Sim
-	zero()
+	zero(0)
 	if st := s.cfg.Strategy.For(s.cfg.Seed); !st.IsRandom() {
 		s.logf("strategy %s (seed %d)", st, s.cfg.Seed)
 	}
@@ -69,12 +70,15 @@ func (d driver) Close() (*history.History, error) {
 }
 
 // Record records an event (lifecycle.Driver).
-func (d driver) Record(e history.Event) { d.record(e) }
+func (d driver) Record(e history.Event) history.Event { return *d.record(e) }
 
-// Logf and Progress write a line to the simulator's log, stamped with the
-// virtual time (lifecycle.Driver).
-func (d driver) Logf(format string, args ...any)     { d.logf(format, args...) }
-func (d driver) Progress(format string, args ...any) { d.logf(format, args...) }
+// Logf writes a line to the simulator's log, stamped with the virtual
+// time; Progress writes one stamped at, the time of the event it is about
+// (lifecycle.Driver).
+func (d driver) Logf(format string, args ...any) { d.logf(format, args...) }
+func (d driver) Progress(at time.Duration, format string, args ...any) {
+	d.logAt(at, format, args...)
+}
 
 // Lock and Unlock do nothing: the simulator decides every fate on the one
 // goroutine that runs the lifecycle (lifecycle.Driver).

@@ -334,9 +334,12 @@ func (s *Sim) Stats() Stats {
 	return Stats{Delivered: s.cnt.delivered, Sent: s.cnt.sent, Steps: s.cnt.steps, Virtual: s.now}
 }
 
-// record records an event and hands the nemesis what it must observe.
-func (s *Sim) record(e history.Event) {
-	s.life.Watch(s.rec.record(e))
+// record records an event and hands the nemesis what it must observe; it
+// returns the event as recorded.
+func (s *Sim) record(e history.Event) *history.Event {
+	kept := s.rec.record(e)
+	s.life.Watch(kept)
+	return kept
 }
 
 func (s *Sim) push(it item) {
@@ -353,11 +356,15 @@ func (s *Sim) push(it item) {
 	s.q.push(it)
 }
 
-func (s *Sim) logf(format string, args ...any) {
+// logf writes a line to the log, stamped with the virtual time, the
+// history's; logAt stamps it at, the time of the event it is about.
+func (s *Sim) logf(format string, args ...any) { s.logAt(s.now, format, args...) }
+
+func (s *Sim) logAt(at time.Duration, format string, args ...any) {
 	if s.cfg.Log == nil {
 		return
 	}
-	fmt.Fprintf(s.cfg.Log, "%12.6fs "+format+"\n", append([]any{s.now.Seconds()}, args...)...)
+	fmt.Fprintf(s.cfg.Log, "%12.6fs "+format+"\n", append([]any{float64(at) / 1e9}, args...)...)
 	if s.closed {
 		_ = s.flushLog()
 	}

@@ -49,6 +49,11 @@ type Results struct {
 	// compares: "as expected", "unexpected" or "unknown".
 	Expected history.Expect `json:"expected"`
 	Outcome  string         `json:"outcome"`
+	// Headline says the verdict and the outcome in one sentence, as the
+	// report's first line does: what the scenario expected (and which
+	// checks it allows either way, with what each gave), and so the
+	// outcome.
+	Headline string `json:"headline"`
 	// Notes explain every check whose verdict differs from the
 	// expectation, one sentence each.
 	Notes    []string `json:"notes,omitempty"`
@@ -65,6 +70,10 @@ type Results struct {
 	Skipped []history.BadLine `json:"skipped_lines,omitempty"`
 	// Error is set when the run itself failed (a node would not start).
 	Error string `json:"error,omitempty"`
+	// Unstarted says how a run whose nodes did not all start ended
+	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
+	// run that started. Error then says why.
+	Unstarted string `json:"unstarted,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -79,6 +88,8 @@ type Stats struct {
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// Polls count a real server's polls, by node.
+	Polls map[string]PollStats `json:"polls,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -102,8 +113,13 @@ type MessageStats struct {
 }
 
 // Evaluate runs the history's checks and compares the verdict with the
-// expectation the history's meta event carries.
+// expectation the history's meta event carries. A history whose run did
+// not start (it has an unstarted event) is not judged: its results say
+// why, as coup run said.
 func Evaluate(h *history.History) (*Results, error) {
+	if h.Unstarted != nil {
+		return unstarted(h), nil
+	}
 	m := &h.Meta
 	names := m.Checks
 	if len(names) == 0 {
@@ -117,6 +133,8 @@ func Evaluate(h *history.History) (*Results, error) {
 			kind = nodes.KindLinKV
 		case m.Workload == scenario.WorkloadEcho:
 			kind = nodes.KindEcho
+		case m.Workload == scenario.WorkloadSet:
+			kind = nodes.KindSet
 		}
 		names = checks.Defaults(kind)
 	}
@@ -161,31 +179,18 @@ func Evaluate(h *history.History) (*Results, error) {
 // what the prefix showed.
 func (r *Results) compare() {
 	r.Notes = nil
-	mustFail := map[string]bool{}
-	for _, v := range r.Expected.Violations {
-		mustFail[v] = true
-	}
 	prefix := ""
 	if !r.Complete {
 		prefix = "in the recorded prefix, "
 		r.Notes = append(r.Notes, "the history has no end event: the run did not finish, and only its prefix was checked, so its outcome is unknown")
 	}
-	either := map[string]bool{}
-	for _, v := range r.Expected.Either {
-		either[v] = true
-	}
-	anyFailure := !r.Expected.Valid && len(mustFail) == 0
+	j := newJudge(r.Expected)
 	unexpected, unknown := false, false
 	for _, name := range r.Order {
 		c := r.Checks[name]
-		want := checks.True
-		if mustFail[name] {
-			want = checks.False
-		}
+		want := j.want(name)
 		switch {
-		case c.Valid == want:
-		case either[name] && c.Valid != checks.Unknown:
-		case anyFailure && c.Valid == checks.False:
+		case j.asExpected(name, c.Valid):
 		case c.Valid == checks.Unknown:
 			unknown = true
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: could not be judged (expected %s): %s", prefix, name, want, c.Explanation))
@@ -197,7 +202,7 @@ func (r *Results) compare() {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
 		}
 	}
-	if anyFailure && r.Valid == checks.True {
+	if j.anyFailure && r.Valid == checks.True {
 		unexpected = true
 		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
 	}
@@ -209,28 +214,81 @@ func (r *Results) compare() {
 	default:
 		r.Outcome, r.ExitCode = AsExpected, ExitOK
 	}
+	r.Headline = r.headline()
 }
 
-// Unstarted is the results of a run whose nodes did not all start: no
-// check judged it, the outcome is unknown and the exit code is an input
-// error's. Error holds the one message that says why.
-func Unstarted(h *history.History, why string) *Results {
-	m := &h.Meta
+// judge is what a scenario expects of each check.
+type judge struct {
+	mustFail map[string]bool // expect.violations: must be false
+	either   map[string]bool // expect.either: true or false will do
+	// anyFailure: the scenario expects an invalid run without naming
+	// checks, so any violation will do.
+	anyFailure bool
+}
+
+func newJudge(e history.Expect) judge {
+	j := judge{mustFail: map[string]bool{}, either: map[string]bool{}}
+	for _, v := range e.Violations {
+		j.mustFail[v] = true
+	}
+	for _, v := range e.Either {
+		j.either[v] = true
+	}
+	j.anyFailure = !e.Valid && len(j.mustFail) == 0
+	return j
+}
+
+// want is the verdict the scenario expects of a check: false for an
+// expected violation, true otherwise.
+func (j judge) want(name string) checks.Validity {
+	if j.mustFail[name] {
+		return checks.False
+	}
+	return checks.True
+}
+
+// asExpected reports whether a check's verdict is one the scenario
+// expects of it.
+func (j judge) asExpected(name string, v checks.Validity) bool {
+	return v == j.want(name) || (j.either[name] && v != checks.Unknown) || (j.anyFailure && v == checks.False)
+}
+
+// unstarted is the results of a run whose nodes did not all start (h's
+// unstarted event): no check judged it and the outcome is unknown. Error
+// holds the one message that says why. The exit code is an input error's
+// when the start failed (a node or its program that would not start, like
+// a bad scenario, is for the user to mend), and unknown's when coup was
+// interrupted first.
+func unstarted(h *history.History) *Results {
+	m, u := &h.Meta, h.Unstarted
 	res := &Results{
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: why,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What,
+	}
+	if u.What == history.UnstartedInterrupted {
+		res.ExitCode = ExitUnknown
+	}
+	if res.Error == "" {
+		res.Error = "the run did not start (" + u.What + "), and its history says no more"
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
 	}
+	res.Headline = res.headline()
 	return res
 }
 
-// NotStarted reports whether the run could not be carried out because a
-// node failed to start: no check judged it, and Error says why.
+// NotStarted reports whether the run could not be carried out because its
+// nodes did not all start: no check judged it, and Error says why.
 func (r *Results) NotStarted() bool { return r.Error != "" && len(r.Order) == 0 }
+
+// StartInterrupted reports whether the run did not start because coup was
+// interrupted (Ctrl-C) before every node was up: it has no verdict.
+func (r *Results) StartInterrupted() bool {
+	return r.NotStarted() && r.Unstarted == history.UnstartedInterrupted
+}
 
 // Failed marks results of a run that did not end as planned (it was
 // interrupted): err is its Error, and the outcome is compared again, so
@@ -260,6 +318,7 @@ func computeStats(h *history.History) Stats {
 	if len(counts) > 0 {
 		s.Counts = counts
 	}
+	s.Polls = pollStats(counts)
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -321,6 +380,20 @@ func countEvents(h *history.History) map[string]int64 {
 	return c
 }
 
+// indentLines is a message of several lines (a start error with the end
+// of a node's log) made printable line by line, every line after the first
+// indented: none can pass for a line of coup's own.
+func indentLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = console.Printable(l)
+		if i > 0 && !strings.HasPrefix(lines[i], " ") {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // joinCounts writes counts as "a 1, b 2", sorted by name; the names (such
 // as message types, which nodes choose) made printable.
 func joinCounts(c map[string]int64) string {
@@ -345,10 +418,16 @@ func joinCounts(c map[string]int64) string {
 // lines above it.
 func (r *Results) Summary() string {
 	if r.NotStarted() {
-		return fmt.Sprintf("%s: not run (exit %d): %s\n", r.Scenario, r.ExitCode, r.Error)
+		return fmt.Sprintf("%s: not run (exit %d): %s\n", console.Printable(r.Scenario), r.ExitCode, indentLines(r.Error))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)\n", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
+	fmt.Fprintf(&b, "%s: valid=%s, %s (exit %d)", console.Printable(r.Scenario), r.Valid, r.Outcome, r.ExitCode)
+	if e, ok := r.eitherWay(); ok {
+		// The verdict alone would not say why it is as expected: a check
+		// allowed either way may have made it false.
+		fmt.Fprintf(&b, " — %s", console.Printable(e))
+	}
+	b.WriteString("\n")
 	width := 0
 	for _, name := range r.Order {
 		width = max(width, len(console.Printable(name)))
@@ -362,6 +441,7 @@ func (r *Results) Summary() string {
 	} else {
 		r.messagesLine(&b)
 	}
+	b.WriteString(pollsLine(r.Stats.Polls))
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])
@@ -417,6 +497,9 @@ func linksLine(c map[string]int64) string {
 	fmt.Fprintf(&b, "  links: %s through coup's proxies, %d reset by a fault, %d refused (by a cut, or a server not listening yet), %d chunks held, %d corrupted",
 		console.Plural(int(c[history.CountLinkConns]), "connection", "connections"), c[history.CountLinkResets], c[history.CountLinkRefused],
 		c[history.CountLinkHeld], c[history.CountLinkCorrupted])
+	if n := c[history.CountLinkConnectsHeld]; n > 0 {
+		fmt.Fprintf(&b, ", %d connects held by a stall until the heal", n)
+	}
 	if n := c[history.CountLinkUnattributed]; n > 0 {
 		fmt.Fprintf(&b, ", %d unattributed (reset, never forwarded)", n)
 	}

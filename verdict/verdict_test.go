@@ -132,17 +132,42 @@ func TestEvaluateDefaultsByAlgorithm(t *testing.T) {
 	}
 }
 
-// A run whose nodes did not start is summed up by its cause alone.
+// A run whose nodes did not start is not judged, whoever reads its
+// history: it is summed up by its cause alone, with an input error's exit
+// code when the start failed and unknown's when it was interrupted.
 func TestNotStartedSummary(t *testing.T) {
-	h, err := history.FromEvents([]history.Event{{Kind: history.KindMeta, Meta: &history.Meta{Scenario: "s", Algorithm: "x"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := Unstarted(h, "n1 exited before answering init (exit status 1)")
-	if !res.NotStarted() || res.ExitCode != ExitInput || len(res.Checks) != 0 {
-		t.Fatalf("not started: %v, exit %d, %d checks", res.NotStarted(), res.ExitCode, len(res.Checks))
-	}
-	if got, want := res.Summary(), "s: not run (exit 2): n1 exited before answering init (exit status 1)\n"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
+	for _, c := range []struct {
+		what, detail, want string
+		code               int
+	}{
+		{history.UnstartedFailed, "n1 exited before answering init (exit status 1)",
+			"s: not run (exit 2): n1 exited before answering init (exit status 1)\n", ExitInput},
+		{history.UnstartedInterrupted, "interrupted before every node was up",
+			"s: not run (exit 3): interrupted before every node was up\n", ExitUnknown},
+		// A history's detail can hold anything: no line of it can pass
+		// for coup's own.
+		{history.UnstartedFailed, "boom\nx: valid=true, as expected (exit 0)\x1b[2K",
+			"s: not run (exit 2): boom\n  x: valid=true, as expected (exit 0)\\x1b[2K\n", ExitInput},
+	} {
+		h, err := history.FromEvents([]history.Event{
+			{Kind: history.KindMeta, Meta: &history.Meta{Scenario: "s", Algorithm: "bully", Nodes: []string{"n1"}, IDs: []int{1}}},
+			{Kind: history.KindUnstarted, What: c.what, Detail: c.detail},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Evaluate(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.NotStarted() || res.ExitCode != c.code || len(res.Checks) != 0 || res.Unstarted != c.what {
+			t.Errorf("%s: not started %v, exit %d (want %d), %d checks, unstarted %q", c.what, res.NotStarted(), res.ExitCode, c.code, len(res.Checks), res.Unstarted)
+		}
+		if got := res.StartInterrupted(); got != (c.what == history.UnstartedInterrupted) {
+			t.Errorf("%s: StartInterrupted %v", c.what, got)
+		}
+		if got := res.Summary(); got != c.want {
+			t.Errorf("summary %q, want %q", got, c.want)
+		}
 	}
 }

@@ -6,15 +6,19 @@ package main
 // history.
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/nodes/gossip"
 	"github.com/coupharness/coup/nodes/hirschbergsinclair"
 )
 
@@ -261,10 +265,30 @@ func TestBullyTwoLeadersExplained(t *testing.T) {
 	}
 }
 
+// buildMemberlist builds the memberlist node program, as a run does on
+// first use, so that no deadline of a test counts a first build (which
+// downloads memberlist).
+func buildMemberlist(t *testing.T) {
+	t.Helper()
+	memberlist.once.Do(func() {
+		memberlist.path, memberlist.err = gossip.Program(context.Background(), func(string, ...any) {})
+	})
+	if memberlist.err != nil {
+		t.Fatalf("build the memberlist node program: %v", memberlist.err)
+	}
+}
+
+var memberlist struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // The memberlist nodes gossip through coup's network (every kind of their
 // traffic is counted by the router), and a partition leaves two groups,
 // each trusting its own highest member, as the scenario says.
 func TestMemberlistPartitionSplitsViews(t *testing.T) {
+	buildMemberlist(t)
 	res, h := runScenario(t, "memberlist-partition.toml")
 	for _, typ := range []string{"packet", "open", "data", "close"} {
 		if res.Stats.Messages.ByType[typ] == 0 {
@@ -274,5 +298,39 @@ func TestMemberlistPartitionSplitsViews(t *testing.T) {
 	want := map[string]string{"n1": "n3", "n2": "n3", "n3": "n3", "n4": "n5", "n5": "n5"}
 	if got := finalLeaders(h); !maps.Equal(got, want) {
 		t.Errorf("final leaders %v, want %v", got, want)
+	}
+}
+
+// coup node --algo memberlist runs the memberlist node program, a module of
+// its own: it answers init, and refuses an init with a bad parameter by
+// name, with code 22, and exit status 1.
+func TestNodeMemberlist(t *testing.T) {
+	buildMemberlist(t)
+	for _, tt := range []struct {
+		params string
+		code   int
+		want   string
+	}{
+		{`{"rejoin_every":"0s"}`, 0, `"type":"init_ok"`},
+		{`{"suspicion_mult":0}`, 1, `"code":22`},
+	} {
+		cmd := exec.Command(coupBin, "node", "--algo", "memberlist")
+		cmd.Stdin = strings.NewReader(`{"src":"c0","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1"],"params":` + tt.params + "}}\n")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		code := 0
+		if err := cmd.Run(); err != nil {
+			ee, ok := err.(*exec.ExitError)
+			if !ok {
+				t.Fatal(err)
+			}
+			code = ee.ExitCode()
+		}
+		if code != tt.code || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("params %s: exit %d, stdout %q; want exit %d and %s\nstderr: %s", tt.params, code, out.String(), tt.code, tt.want, errb.String())
+		}
+		if tt.code == 0 && !strings.Contains(errb.String(), `"algo":"memberlist"`) {
+			t.Errorf("params %s: the node's log on stderr does not name memberlist:\n%s", tt.params, errb.String())
+		}
 	}
 }

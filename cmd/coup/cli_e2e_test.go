@@ -319,6 +319,7 @@ var printedExit = regexp.MustCompile(`\(exit (\d)\)`)
 // that expects a violation gives exit 3 whatever the prefix shows, and the
 // verdict line printed says exit 3 too.
 func TestInterruptedRunIsUnknown(t *testing.T) {
+	buildMemberlist(t)
 	for _, name := range []string{"bully-coordinator-paused.toml", "memberlist-partition.toml"} {
 		t.Run(name, func(t *testing.T) {
 			tag := tagged(t)
@@ -335,6 +336,11 @@ func TestInterruptedRunIsUnknown(t *testing.T) {
 			}
 			if !regexp.MustCompile(`valid=\w+, unknown \(exit 3\)`).MatchString(got) || !strings.Contains(got, "in the recorded prefix") && !strings.Contains(got, "no end event") {
 				t.Errorf("the verdict line does not say unknown and exit 3, with a note on the prefix:\n%s", got)
+			}
+			// The run was cut short: its prefix was checked, and no
+			// verdict of it stands.
+			if !strings.Contains(got, "coup: interrupted: the nodes were stopped and the recorded prefix checked (exit 3)") || strings.Contains(got, "verdict stands") {
+				t.Errorf("the last line does not say the run was cut short:\n%s", got)
 			}
 			for _, m := range printedExit.FindAllStringSubmatch(got, -1) {
 				if m[1] != "3" {
@@ -392,7 +398,7 @@ hold = "1ms"
 	if code != 0 {
 		t.Errorf("exit %d: a recorded run's verdict is as expected here\n%s", code, got)
 	}
-	if !strings.Contains(got, "interrupted after the last run had been recorded") {
+	if !strings.Contains(got, "interrupted after the run had been recorded; its verdict stands") {
 		t.Logf("the signal arrived after coup had finished; nothing to check:\n%s", got)
 	}
 }

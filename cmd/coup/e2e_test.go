@@ -254,6 +254,16 @@ func TestBadScenarioExits2WithPosition(t *testing.T) {
 	if want := file + ":4:1: network.latnecy: unknown key"; !strings.Contains(run.stderr, want) {
 		t.Errorf("stderr %q does not contain %q", run.stderr, want)
 	}
+	// A top-level key is met with the key it meant, as a table's is, in
+	// coup list as in coup run.
+	top := filepath.Join(t.TempDir(), "top.toml")
+	os.WriteFile(top, []byte("algorithm = \"chang-roberts\"\nnodes = 3\nrecovery_window = \"1s\"\n"), 0o644)
+	for _, cmd := range []string{"run", "list"} {
+		r := coup(t, cmd, top)
+		if want := top + ":3:1: recovery_window: unknown key (did you mean recovery?)"; r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("coup %s: exit %d, stderr %q; want 2 and %q", cmd, r.code, r.stderr, want)
+		}
+	}
 }
 
 // A bad fault stops the run before it starts: exit 2, with the file, line

@@ -5,6 +5,7 @@
 //	coup run FILE|DIR...        run scenarios
 //	coup check HISTORY          re-check a stored history
 //	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
+//	coup explore FILE           search for the fault schedule nobody wrote
 //	coup list [DIR]             list the scenarios of a folder
 //	coup shrink FILE            shrink a failing scenario, on any driver
 //	coup node --algo NAME       the built-in node program
@@ -54,6 +55,14 @@ usage:
                                  that fails the same way
   coup sim --bench [--seeds N] FILE|DIR...
                                  measure the simulator's speed
+  coup explore FILE [--runs N | --time D] [--strategy random|guided]
+           [--seed S] [--driver sim|processes|servers] [--shard k/n]
+           [--out RESULTS.jsonl] [--store DIR] [--junit FILE] [--quiet]
+                                 explore: run fault schedules drawn from the
+                                 scenario's vocabulary, guided by what each run
+                                 showed, on any driver; keep every failure
+  coup explore merge RESULTS.jsonl...
+                                 combine a campaign's shards
   coup list [FILE|DIR...]        list scenarios: name, algorithm, faults and
                                  expected outcome (default: scenarios/)
   coup shrink FILE [--runs N] [--budget N|DURATION] [--out FILE] [--sim]
@@ -92,6 +101,7 @@ var commands = []command{
 	{"run", runCmd},
 	{"check", checkCmd},
 	{"sim", simCmd},
+	{"explore", exploreCmd},
 	{"list", listCmd},
 	{"shrink", shrinkCmd},
 	{"node", nodeCmd},

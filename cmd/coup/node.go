@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
-	"time"
+	"syscall"
 
-	"github.com/rs/zerolog"
-
+	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/nodes/process"
 	"github.com/coupharness/coup/scenario"
@@ -42,18 +42,28 @@ func nodeCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "coup node: unknown algorithm %q%s (known: %s)\n", *algo, scenario.DidYouMean(*algo, algorithms.Names()), strings.Join(algorithms.Names(), ", "))
 		return verdict.ExitInput
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	var err error
 	if spec.Program != nil {
-		err = spec.Program(os.Stdin, os.Stdout, os.Stderr)
-	} else {
-		err = process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec})
+		return execProgram(spec)
 	}
-	if err != nil {
+	if err := process.Run(process.Options{In: os.Stdin, Out: os.Stdout, Log: os.Stderr, Spec: spec}); err != nil {
 		fmt.Fprintf(os.Stderr, "coup node: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// execProgram becomes the node program of an algorithm that is a program of
+// its own (memberlist), built first when needed: the program replaces this
+// process, so that it keeps its stdin, stdout, stderr and process group.
+// It returns only when that fails.
+func execProgram(spec nodes.Spec) int {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "coup node: "+format+"\n", args...) }
+	path, err := spec.Program(context.Background(), logf)
+	if err == nil {
+		err = syscall.Exec(path, []string{path}, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "coup node: %s: %v\n", spec.Name, err)
+	return 1
 }
 
 const algorithmsUsage = `usage: coup algorithms

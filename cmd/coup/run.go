@@ -35,10 +35,11 @@ the files are:
   coup run --set faults[0].at=100ms --set workload.rate=50 FILE
 
 Ctrl-C stops the run, kills every node and checks the recorded prefix (exit
-3); a second Ctrl-C stops at once.
+3); before every node is up, there is nothing to check (exit 3); a second
+Ctrl-C stops at once.
 
 exit codes: 0 every run as expected, 1 one was not, 2 usage or input error
-(or a node that would not start), 3 no verdict.
+(or a run whose nodes did not all start: the error says why), 3 no verdict.
 
 flags:
 `
@@ -191,6 +192,9 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 	if !o.quiet {
 		opts.Progress = printableLines{out}
 	}
+	// last is the last run carried out: the one a signal cut short, or the
+	// one recorded before it came.
+	var last *lastRun
 	for i, p := range plan {
 		if ctx.Err() != nil {
 			break
@@ -225,6 +229,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		if dir != "" {
 			out.printf("  store: %s\n", console.Printable(dir))
 		}
+		last = &lastRun{res: res}
 		run := p.Finish(res, dir, start, time.Since(start), err)
 		out.set(func() {
 			cat.Record(i, run, time.Now())
@@ -250,15 +255,45 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		printTally(&cat.Summary, code, o)
 	}
 	switch {
-	case interrupted && cat.Totals.NotRun > 0:
-		fmt.Fprintf(os.Stderr, "coup: interrupted: the nodes were stopped and the recorded prefix checked; %d of %d runs not carried out (exit %d)\n",
-			cat.Totals.NotRun, cat.Totals.Runs, code)
 	case interrupted:
-		fmt.Fprintf(os.Stderr, "coup: interrupted after the last run had been recorded; its verdict stands (exit %d)\n", code)
+		line := last.interrupted(cat.Totals.Runs)
+		if n := cat.Totals.NotRun; n > 0 {
+			line += fmt.Sprintf("; %d of %d runs not carried out", n, cat.Totals.Runs)
+		}
+		fmt.Fprintf(os.Stderr, "coup: %s (exit %d)\n", line, code)
 	case saveFailed:
 		fmt.Fprintf(os.Stderr, "coup: the summary or JUnit file could not be written (exit %d)\n", code)
 	}
 	return code
+}
+
+// lastRun is the last run a catalogue carried out; res is nil when it
+// has no results (it could not be carried out, or not saved).
+type lastRun struct{ res *verdict.Results }
+
+// interrupted says what a signal left of the last run (which, of a
+// catalogue of one, is "the run"): cut short and judged on its prefix,
+// stopped before its nodes were up, or recorded before the signal came,
+// when its verdict stands; a run without a verdict is never said to have
+// one.
+func (l *lastRun) interrupted(runs int) string {
+	the := "the last run"
+	if runs == 1 {
+		the = "the run"
+	}
+	switch {
+	case l == nil:
+		return "interrupted before the first run"
+	case l.res == nil:
+		return fmt.Sprintf("interrupted; %s has no verdict", the)
+	case l.res.StartInterrupted():
+		return fmt.Sprintf("interrupted before %s's nodes were up: it has no verdict", the)
+	case l.res.NotStarted():
+		return fmt.Sprintf("interrupted after %s failed to start: it has no verdict", the)
+	case !l.res.Complete:
+		return "interrupted: the nodes were stopped and the recorded prefix checked"
+	}
+	return fmt.Sprintf("interrupted after %s had been recorded; its verdict stands", the)
 }
 
 // statusLine is the progress line: runs done of all, the counts, the

@@ -81,6 +81,12 @@ func TestServersLeaveNoProcess(t *testing.T) {
 					t.Errorf("exit %v, want 3\n%s", err, out.String())
 				}
 				checkNoSurvivors(t, tag)
+				// Whether or not the servers had elected: the notes speak
+				// of what coup observed of real servers, never of a
+				// protocol node's reports, and no verdict stands.
+				if got := out.String(); strings.Contains(got, "docs/protocol.md") || strings.Contains(got, "verdict stands") {
+					t.Errorf("the notes of an interrupted %s run advise a protocol node's reports, or a verdict stands:\n%s", preset, got)
+				}
 			})
 		}
 		// Client processes (coup adapter) go the same way as the servers.

@@ -1,16 +1,16 @@
 package gossip
 
 import (
-	"bufio"
-	"encoding/json"
+	"context"
 	"errors"
-	"io"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coupharness/coup/nodes"
-	"github.com/coupharness/coup/nodes/wire"
 )
 
 func TestParseParams(t *testing.T) {
@@ -35,98 +35,111 @@ func TestParseParams(t *testing.T) {
 	}
 }
 
-// node runs the program on pipes and returns a way to write lines to it
-// and a channel of the lines it writes.
-func runNode(t *testing.T) (func(string), <-chan string) {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- Run(inR, outW, io.Discard); outW.Close() }()
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("the node did not exit when its input closed")
-		}
-	})
-	return func(s string) { io.WriteString(inW, s+"\n") }, lines
-}
-
-// next returns the next line whose body has the given type.
-func next(t *testing.T, lines <-chan string, typ string) wire.Envelope {
-	t.Helper()
-	timeout := time.After(3 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("output ended before a %s", typ)
-			}
-			env, err := wire.Parse([]byte(l))
-			if err != nil {
-				t.Fatalf("bad output line %q: %v", l, err)
-			}
-			if h, _ := wire.ParseHead(env.Body); h.Type == typ {
-				return env
-			}
-		case <-timeout:
-			t.Fatalf("no %s", typ)
-		}
+// This package's test runs from the clone, so the program's source is
+// found beside it.
+func TestSourceDir(t *testing.T) {
+	src, ok := sourceDir()
+	if !ok {
+		t.Fatal("no source folder for the program, in a clone")
+	}
+	if want, _ := filepath.Abs(ProgramName); src != want {
+		t.Errorf("source folder %s, want %s", src, want)
 	}
 }
 
-// A node alone answers init, joins nobody, trusts itself, answers elect
-// with itself, and rejects a message whose checksum is wrong.
-func TestProgram(t *testing.T) {
-	write, lines := runNode(t)
-	write(`{"src":"coup","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1","n2"],"checksums":true,"params":{"rejoin_every":"0s"}}}`)
-	next(t, lines, "init_ok")
-	var r wire.ReportBody
-	for r.What != "leader" {
-		env := next(t, lines, "report")
-		json.Unmarshal(env.Body, &r)
-	}
-	if r.Value != "n1" {
-		t.Errorf("leader %q, want n1 (n2 never answered)", r.Value)
-	}
-	write(`{"src":"c1","dest":"n1","body":{"type":"elect","msg_id":7}}`)
-	var reply wire.ReplyBody
-	json.Unmarshal(next(t, lines, "elect_ok").Body, &reply)
-	if reply.InReplyTo != 7 || reply.Value != "n1" {
-		t.Errorf("reply %+v, want n1 in reply to 7", reply)
-	}
-	write(`{"id":42,"src":"n2","dest":"n1","sum":"00000000","body":{"type":"packet","data":"AAAA"}}`)
-	for {
-		json.Unmarshal(next(t, lines, "report").Body, &r)
-		if r.What == "rejected" {
-			break
+// The program is rebuilt when it is missing, or when a Go file, go.mod or
+// go.sum of the clone is newer than it; not for other files, nor for what
+// is in another nested module, a store, testdata or a hidden folder.
+func TestNewerSource(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "nodes", "gossip", ProgramName)
+	bin := filepath.Join(src, ProgramName)
+	old := time.Now().Add(-time.Hour)
+	write := func(rel string, at time.Time) string {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
 		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	if r.Value != "checksum" || r.Msg != 42 {
-		t.Errorf("rejection %+v, want checksum of message 42", r)
+	write("go.mod", old)
+	write("nodes/gossip/gossip.go", old)
+	write("nodes/gossip/"+ProgramName+"/go.mod", old)
+	write("nodes/gossip/"+ProgramName+"/node.go", old)
+
+	if got, err := newerSource(bin, root, src); err != nil || got != bin {
+		t.Fatalf("no executable: newerSource = %q, %v; want %s", got, err, bin)
+	}
+	write("nodes/gossip/"+ProgramName+"/"+ProgramName, old.Add(time.Minute))
+	if got, err := newerSource(bin, root, src); err != nil || got != "" {
+		t.Fatalf("an executable newer than every source: newerSource = %q, %v; want none", got, err)
+	}
+
+	later := old.Add(2 * time.Minute)
+	for _, rel := range []string{
+		"README.md",
+		"examples/raft/go.mod",
+		"examples/raft/main.go",
+		"store/x/y.go",
+		"testdata/toy/toy.go",
+		".git/hooks/x.go",
+	} {
+		write(rel, later)
+	}
+	if got, err := newerSource(bin, root, src); err != nil || got != "" {
+		t.Fatalf("newer files that are not the program's sources: newerSource = %q, %v; want none", got, err)
+	}
+	for _, rel := range []string{"nodes/process/process.go", "go.sum", "nodes/gossip/" + ProgramName + "/go.sum"} {
+		p := write(rel, later)
+		if got, err := newerSource(bin, root, src); err != nil || got != p {
+			t.Errorf("%s newer: newerSource = %q, %v; want it", rel, got, err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// A bad init is refused with an error and ends the program.
-func TestProgramBadInit(t *testing.T) {
-	inR, inW := io.Pipe()
-	var out strings.Builder
-	go io.WriteString(inW, `{"src":"coup","dest":"n1","body":{"type":"init","msg_id":1,"node_id":"n1","node_ids":["n1"],"params":{"suspicion_mult":0}}}`+"\n")
-	err := Run(inR, &out, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "suspicion_mult") || !strings.Contains(out.String(), `"code":22`) {
-		t.Errorf("Run: %v, output %s; want an error naming suspicion_mult, answered with code 22", err, out.String())
+// Without a clone, the program is the one installed on the PATH (or
+// beside the executable, which a test binary has not); without either,
+// the error says how to install it.
+func TestInstalled(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	if p, err := installed(); err == nil || !strings.Contains(err.Error(), "go install") {
+		t.Errorf("nothing installed: installed() = %q, %v; want an error that says how to install it", p, err)
+	}
+	prog := filepath.Join(dir, ProgramName)
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := installed(); err != nil || p != prog {
+		t.Errorf("installed on the PATH: installed() = %q, %v; want %s", p, err, prog)
+	}
+}
+
+// A program that needs building, where the go command cannot be found,
+// fails with an error that says so, and builds nothing.
+func TestBuildWithoutGo(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "nodes", "gossip", ProgramName)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	var said []string
+	_, err := build(context.Background(), src, func(f string, args ...any) { said = append(said, fmt.Sprintf(f, args...)) })
+	if err == nil || !strings.Contains(err.Error(), "go command is not on the PATH") {
+		t.Errorf("build without go: %v, want an error that says the go command is not on the PATH", err)
+	}
+	if len(said) != 0 {
+		t.Errorf("said %q, but built nothing", said)
 	}
 }

@@ -1,7 +1,7 @@
 // Package process runs one algorithm state machine as a real node process:
 // it speaks the node protocol (package wire) on an input and an output
 // stream, usually stdin and stdout, keeps the machine's timers on the real
-// clock, checks message sums, and writes its log as zerolog JSON lines.
+// clock, checks message sums, and writes its log as JSON lines (NewLog).
 //
 // Run handles one input at a time, in the order the inputs arrive, and
 // flushes the output after each, so the harness sees a node's reports and
@@ -15,12 +15,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/coupharness/coup/nodes"
 	"github.com/coupharness/coup/nodes/wire"
@@ -45,7 +44,7 @@ func Run(o Options) error {
 	n := &node{
 		spec:  o.Spec,
 		out:   bufio.NewWriterSize(o.Out, 32<<10),
-		log:   zerolog.New(o.Log).With().Timestamp().Str("algo", o.Spec.Name).Logger(),
+		log:   NewLog(o.Log, o.Spec.Name),
 		rate:  1,
 		fired: make(chan firing, 64),
 	}
@@ -65,9 +64,9 @@ func Run(o Options) error {
 		case line, ok := <-lines:
 			if !ok {
 				if err := <-readErr; err != nil {
-					n.log.Error().Err(err).Msg("read input")
+					n.log.Error("read input", "error", err)
 				}
-				n.log.Info().Msg("input closed; exiting")
+				n.log.Info("input closed; exiting")
 				return n.flush()
 			}
 			n.handleLine(line)
@@ -106,7 +105,7 @@ type node struct {
 	rng       *rand.Rand
 	out       *bufio.Writer
 	buf       []byte
-	log       zerolog.Logger
+	log       *slog.Logger
 	timers    map[string]*timer
 	started   bool
 	gen       uint64
@@ -138,7 +137,7 @@ func (n *node) handleLine(line []byte) {
 	env, err := wire.Parse(line)
 	if err != nil {
 		id := wire.LeadingID(line)
-		n.log.Warn().Err(err).Int64("msg", id).Msg("rejected an unparsable line")
+		n.log.Warn("rejected an unparsable line", "error", err, "msg", id)
 		n.reject("unparsable", id)
 		return
 	}
@@ -167,7 +166,7 @@ func (n *node) reject(why string, id int64) {
 func (n *node) handleInit(env wire.Envelope) {
 	var in wire.InitBody
 	if err := json.Unmarshal(env.Body, &in); err != nil || in.Type != "init" {
-		n.log.Error().Str("body", string(env.Body)).Msg("expected init before anything else")
+		n.log.Error("expected init before anything else", "body", string(env.Body))
 		return
 	}
 	reply := func(body any) {
@@ -184,7 +183,7 @@ func (n *node) handleInit(env wire.Envelope) {
 		return
 	}
 	n.self = in.NodeID
-	n.log = n.log.With().Str("node", n.self).Logger()
+	n.log = n.log.With("node", n.self)
 	n.all = in.NodeIDs
 	n.ids = ElectionIDs(&in)
 	n.peers = make(map[string]bool, len(in.NodeIDs))
@@ -208,7 +207,7 @@ func (n *node) handleInit(env wire.Envelope) {
 	}
 	n.m = m
 	reply(map[string]any{"type": "init_ok", "in_reply_to": in.MsgID})
-	n.log.Info().Strs("nodes", n.all).Bool("checksums", n.checksums).Float64("clock_rate", n.rate).Bool("defer_start", in.DeferStart).Msg("initialised")
+	n.log.Info("initialised", "nodes", n.all, "checksums", n.checksums, "clock_rate", n.rate, "defer_start", in.DeferStart)
 	if !in.DeferStart {
 		n.start("at init")
 	}
@@ -220,7 +219,7 @@ func (n *node) start(why string) {
 		return
 	}
 	n.started = true
-	n.log.Info().Str("why", why).Msg("started")
+	n.log.Info("started", "why", why)
 	n.m.Start(n)
 }
 
@@ -267,7 +266,7 @@ func DefaultID(node string) int {
 func (n *node) handleControl(env wire.Envelope) {
 	head, err := wire.ParseHead(env.Body)
 	if err != nil {
-		n.log.Warn().Err(err).Msg("bad control message")
+		n.log.Warn("bad control message", "error", err)
 		return
 	}
 	switch head.Type {
@@ -276,26 +275,26 @@ func (n *node) handleControl(env wire.Envelope) {
 	case "clock_rate":
 		var c wire.ClockRateBody
 		if err := json.Unmarshal(env.Body, &c); err != nil || c.Rate <= 0 {
-			n.log.Warn().Str("body", string(env.Body)).Msg("bad clock_rate")
+			n.log.Warn("bad clock_rate", "body", string(env.Body))
 			return
 		}
 		n.rate = c.Rate
-		n.log.Info().Float64("clock_rate", c.Rate).Msg("clock rate changed")
+		n.log.Info("clock rate changed", "clock_rate", c.Rate)
 	default:
-		n.log.Warn().Str("type", head.Type).Msg("unknown control message")
+		n.log.Warn("unknown control message", "type", head.Type)
 	}
 }
 
 func (n *node) handlePeer(env wire.Envelope) {
 	n.start("on a message before the harness's start")
 	if n.checksums && !env.Verify() {
-		n.log.Warn().Int64("msg", env.ID).Str("src", env.Src).Msg("rejected a message whose checksum does not match")
+		n.log.Warn("rejected a message whose checksum does not match", "msg", env.ID, "src", env.Src)
 		n.reject("checksum", env.ID)
 		return
 	}
 	m, err := n.spec.Codec.Decode(env.Body)
 	if err != nil {
-		n.log.Warn().Err(err).Int64("msg", env.ID).Str("src", env.Src).Msg("rejected an undecodable message")
+		n.log.Warn("rejected an undecodable message", "error", err, "msg", env.ID, "src", env.Src)
 		n.reject("undecodable", env.ID)
 		return
 	}
@@ -308,7 +307,7 @@ func (n *node) handleClient(env wire.Envelope) {
 		Value json.RawMessage `json:"value"`
 	}
 	if err := json.Unmarshal(env.Body, &req); err != nil {
-		n.log.Warn().Err(err).Str("src", env.Src).Msg("bad client request")
+		n.log.Warn("bad client request", "error", err, "src", env.Src)
 		return
 	}
 	var value string
@@ -332,7 +331,7 @@ func (n *node) Self() string               { return n.self }
 func (n *node) Nodes() []string            { return n.all }
 func (n *node) ElectionID(node string) int { return n.ids[node] }
 func (n *node) Rand() *rand.Rand           { return n.rng }
-func (n *node) Logf(f string, args ...any) { n.log.Info().Msg(fmt.Sprintf(f, args...)) }
+func (n *node) Logf(f string, args ...any) { n.log.Info(fmt.Sprintf(f, args...)) }
 func (n *node) Report(r nodes.Report) {
 	n.sendReport(wire.ReportBody{Type: "report", What: r.What, Value: r.Value, Name: r.Name, Term: r.Term})
 }

@@ -1,16 +1,20 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // ByProcess returns an Attribute function that finds the dialling node by
@@ -19,47 +23,110 @@ import (
 // wrapper's children count as the node). The dialler's socket is found in
 // /proc/net/tcp and /proc/net/tcp6 by its two addresses, and its holder
 // among the processes of those groups by /proc/PID/fd.
+//
+// The attributions of one Attribute function share their reads of /proc:
+// a read begun after an attribution was asked for serves it, so that a
+// burst of connections (every member dialling every other as a cluster
+// starts) costs a read or two of the socket tables, not one each, and
+// never more than one copy of them in memory. (Read by each connection
+// on its own, the tables of 30 etcd members, read by the hundreds of
+// connections waiting at once, held more than 1.5 GB.)
 func ByProcess(groups func() map[string]int) func(remote, local *net.TCPAddr) (string, error) {
+	t := &procTables{proc: "/proc"}
 	return func(remote, local *net.TCPAddr) (string, error) {
-		return attributeByProcess("/proc", groups(), remote, local)
+		return t.attribute(groups(), remote, local)
 	}
 }
 
-func attributeByProcess(proc string, groups map[string]int, remote, local *net.TCPAddr) (string, error) {
+// procTables are the last reads of /proc that attributions share: the
+// sockets, by their two ends, and the socket inodes that the nodes'
+// processes hold, by process group. Each is read again for an attribution
+// asked for after its last read began.
+type procTables struct {
+	proc string
+
+	mu          sync.Mutex
+	socketsRead time.Time
+	sockets     map[socketEnds]uint64
+	heldRead    time.Time
+	held        map[uint64]int // socket inode: the process group holding it
+	heldGroups  map[int]bool   // the groups whose processes were read
+}
+
+// socketEnds is a socket's two ends: the dialler's (local in its table)
+// and the dialled one's.
+type socketEnds struct{ from, to netip.AddrPort }
+
+func ends(from, to *net.TCPAddr) socketEnds {
+	norm := func(a *net.TCPAddr) netip.AddrPort {
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return socketEnds{norm(from), norm(to)}
+}
+
+func (t *procTables) attribute(groups map[string]int, remote, local *net.TCPAddr) (string, error) {
 	if remote == nil || local == nil {
 		return "", errors.New("no TCP addresses")
 	}
-	inode, err := socketInode(proc, remote, local)
-	if err != nil {
-		return "", err
-	}
+	asked := time.Now()
 	byGroup := make(map[int]string, len(groups))
 	for node, pgid := range groups {
 		byGroup[pgid] = node
 	}
-	return holder(proc, inode, byGroup)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	inode, err := t.socketInode(asked, remote, local)
+	if err != nil {
+		return "", err
+	}
+	return t.holder(asked, inode, byGroup)
 }
 
 // socketInode finds the inode of the socket whose local address is from
-// and whose remote address is to: the dialler's end of a connection.
-func socketInode(proc string, from, to *net.TCPAddr) (uint64, error) {
+// and whose remote address is to: the dialler's end of a connection. The
+// tables are read again unless their last read began after asked.
+func (t *procTables) socketInode(asked time.Time, from, to *net.TCPAddr) (uint64, error) {
+	if t.sockets == nil || t.socketsRead.Before(asked) {
+		t.socketsRead = time.Now()
+		sockets, err := readSockets(t.proc)
+		if err != nil {
+			t.sockets = nil
+			return 0, err
+		}
+		t.sockets = sockets
+	}
+	if inode, ok := t.sockets[ends(from, to)]; ok {
+		return inode, nil
+	}
+	return 0, fmt.Errorf("no socket from %s to %s in %s/net/tcp{,6}", from, to, t.proc)
+}
+
+// readSockets reads every socket of /proc/net/tcp and /proc/net/tcp6, line
+// by line.
+func readSockets(proc string) (map[socketEnds]uint64, error) {
+	out := map[socketEnds]uint64{}
 	for _, table := range []string{"net/tcp", "net/tcp6"} {
-		b, err := os.ReadFile(filepath.Join(proc, table))
+		f, err := os.Open(filepath.Join(proc, table))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // no IPv6
 			}
-			return 0, err
+			return nil, err
 		}
-		for line := range bytes.Lines(b) {
-			s, ok := parseSocketLine(line)
-			if ok && s.inode != 0 && s.local.Port == from.Port && s.remote.Port == to.Port &&
-				s.local.IP.Equal(from.IP) && s.remote.IP.Equal(to.IP) {
-				return s.inode, nil
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if s, ok := parseSocketLine(sc.Bytes()); ok && s.inode != 0 {
+				out[ends(&s.local, &s.remote)] = s.inode
 			}
 		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	return 0, fmt.Errorf("no socket from %s to %s in %s/net/tcp{,6}", from, to, proc)
+	return out, nil
 }
 
 // socketLine is what attribution needs of one line of /proc/net/tcp.
@@ -120,20 +187,47 @@ func parseHexAddr(s string) (net.TCPAddr, bool) {
 }
 
 // holder finds which node's process group holds socket inode: the group
-// of a process with "socket:[inode]" among its open files.
-func holder(proc string, inode uint64, byGroup map[int]string) (string, error) {
+// of a process with "socket:[inode]" among its open files. The nodes'
+// processes are read again unless their last read began after asked and
+// took in every group of byGroup.
+func (t *procTables) holder(asked time.Time, inode uint64, byGroup map[int]string) (string, error) {
+	fresh := t.held != nil && !t.heldRead.Before(asked)
+	for g := range byGroup {
+		fresh = fresh && t.heldGroups[g]
+	}
+	if !fresh {
+		t.heldRead = time.Now()
+		held, err := readHeld(t.proc, byGroup)
+		if err != nil {
+			t.held = nil
+			return "", err
+		}
+		t.held, t.heldGroups = held, map[int]bool{}
+		for g := range byGroup {
+			t.heldGroups[g] = true
+		}
+	}
+	if node, ok := byGroup[t.held[inode]]; ok {
+		return node, nil
+	}
+	return "", fmt.Errorf("socket %d is held by no process of the nodes' groups", inode)
+}
+
+// readHeld reads the socket inodes that the processes of byGroup's groups
+// hold open, with the group of each.
+func readHeld(proc string, byGroup map[int]string) (map[uint64]int, error) {
 	entries, err := os.ReadDir(proc)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	want := fmt.Sprintf("socket:[%d]", inode)
+	out := map[uint64]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		node, ok := byGroup[processGroup(proc, pid)]
-		if !ok {
+		pgid := processGroup(proc, pid)
+		if _, ok := byGroup[pgid]; !ok {
 			continue
 		}
 		dir := filepath.Join(proc, e.Name(), "fd")
@@ -142,12 +236,16 @@ func holder(proc string, inode uint64, byGroup map[int]string) (string, error) {
 			continue // ended, or not ours to read
 		}
 		for _, fd := range fds {
-			if link, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && link == want {
-				return node, nil
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if err != nil || !strings.HasPrefix(link, "socket:[") || !strings.HasSuffix(link, "]") {
+				continue
+			}
+			if inode, err := strconv.ParseUint(link[len("socket:["):len(link)-1], 10, 64); err == nil {
+				out[inode] = pgid
 			}
 		}
 	}
-	return "", fmt.Errorf("socket %d is held by no process of the nodes' groups", inode)
+	return out, nil
 }
 
 // processGroup is field 5 of /proc/PID/stat (-1 when it cannot be read).

@@ -210,3 +210,68 @@ func TestByProcess(t *testing.T) {
 		t.Errorf("stats %+v, want 1 opened (5 bytes through), 1 unattributed", s)
 	}
 }
+
+// fakeProc writes a /proc of one socket, from → to with inode, held by
+// process 100 of group 100.
+func fakeProc(t *testing.T, dir string, from, to net.TCPAddr, inode int) {
+	t.Helper()
+	line := fmt.Sprintf("  sl  local_address rem_address   st\n   0: %s %s 01 00000000:00000000 00:00000000 00000000  1000 0 %d 1\n", procAddr(from), procAddr(to), inode)
+	for _, err := range []error{
+		os.MkdirAll(dir+"/net", 0o755), os.MkdirAll(dir+"/100/fd", 0o755),
+		os.WriteFile(dir+"/net/tcp", []byte(line), 0o644),
+		os.WriteFile(dir+"/100/stat", []byte("100 (a server) S 1 100 100 0"), 0o644),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(dir + "/100/fd/3")
+	if err := os.Symlink(fmt.Sprintf("socket:[%d]", inode), dir+"/100/fd/3"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Attributions share their reads of /proc, but never use one that began
+// before they were asked for: a connection accepted since is always in
+// the tables it is looked up in.
+func TestByProcessSharesFreshReads(t *testing.T) {
+	dir := t.TempDir()
+	from := net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 40000}
+	to := net.TCPAddr{IP: net.IPv4(127, 255, 0, 1), Port: 2380}
+	fakeProc(t, dir, from, to, 4242)
+	tables := &procTables{proc: dir}
+	groups := map[int]string{100: "n2"}
+	before := time.Now()
+	got, err := tables.attribute(map[string]int{"n2": 100}, &from, &to)
+	if err != nil || got != "n2" {
+		t.Fatalf("attributed to %q (%v), want n2", got, err)
+	}
+	// The socket goes, and another takes its place under a new inode.
+	fakeProc(t, dir, from, to, 4343)
+	// Asked for before the last read began: that read serves it, unread.
+	if inode, err := tables.socketInode(before, &from, &to); err != nil || inode != 4242 {
+		t.Errorf("asked before the last read: inode %d (%v), want 4242 from that read", inode, err)
+	}
+	if node, err := tables.holder(before, 4242, groups); err != nil || node != "n2" {
+		t.Errorf("asked before the last read: holder %q (%v), want n2 from that read", node, err)
+	}
+	// Asked for since: read again.
+	now := time.Now()
+	if inode, err := tables.socketInode(now, &from, &to); err != nil || inode != 4343 {
+		t.Errorf("asked since the last read: inode %d (%v), want 4343, read again", inode, err)
+	}
+	if node, err := tables.holder(now, 4343, groups); err != nil || node != "n2" {
+		t.Errorf("asked since the last read: holder %q (%v), want n2, read again", node, err)
+	}
+	// A group the last read did not take in is read, however fresh.
+	groups[200] = "n3"
+	os.MkdirAll(dir+"/200/fd", 0o755)
+	os.WriteFile(dir+"/200/stat", []byte("200 (another) S 1 200 200 0"), 0o644)
+	os.Symlink("socket:[5555]", dir+"/200/fd/4")
+	if node, err := tables.holder(now, 5555, groups); err != nil || node != "n3" {
+		t.Errorf("a new group: holder %q (%v), want n3", node, err)
+	}
+	if _, err := tables.holder(time.Now(), 9999, groups); err == nil || !strings.Contains(err.Error(), "held by no process") {
+		t.Errorf("a socket nobody holds: %v", err)
+	}
+}

@@ -17,9 +17,16 @@
 // bytes from the middle of a stream:
 //
 //   - Stall holds every chunk read on the link, in order, and writes them
-//     once the link is no longer cut.
+//     once the link is no longer cut. A new connect across a stall (either
+//     direction: a SYN and its answer go both ways) gets no answer: a
+//     proxy with From shuts its listen queue, so the kernel drops the
+//     SYNs and the dialler retransmits them until the heal or its own
+//     timeout; a proxy with Attribute cannot tell diallers apart before
+//     the handshake, so the connection completes, and is held unread,
+//     its target dialled only at the heal (gate.go).
 //   - Refuse resets every connection carrying the link either way (TCP
-//     cannot reset one direction) and resets new connections at once.
+//     cannot reset one direction) and resets new connections at once,
+//     before their target is dialled.
 //   - Delay holds a chunk for a while; later chunks wait behind it, so
 //     order is kept.
 //   - Loss holds a chunk (a stall) and resets the connection if it is

@@ -285,3 +285,21 @@ func dialReset(t *testing.T, p *Proxy, msg string) {
 		t.Errorf("read: %v, want a reset", err)
 	}
 }
+
+// awaitStats asks the proxy for its counters until ok holds, for at most
+// 10s: a counter is added to just after the write that a test's reader
+// may already have seen.
+func awaitStats(t *testing.T, p *Proxy, ok func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := p.Stats()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v: not as wanted within 10s", s)
+		}
+		time.Sleep(time.Millisecond) // a counter, which nothing announces
+	}
+}

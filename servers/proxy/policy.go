@@ -97,8 +97,20 @@ const (
 	// or a loss; Off is its offset and Detail says which.
 	EventHold = "hold"
 	// EventRelease: a chunk held by a stall or a loss was released;
-	// Off is its offset. It is emitted before the chunk is written.
+	// Off is its offset. It is emitted before the chunk is written. Also:
+	// a connection held by EventConnectHeld is let through, its target
+	// about to be dialled.
 	EventRelease = "release"
+	// EventConnectHeld: a connection accepted on a stalled link (one whose
+	// dialler is found by process, or one that came in as the cut began)
+	// is held before its target is dialled, until the heal.
+	EventConnectHeld = "connect-held"
+	// EventShut: a proxy that knows its dialler by address shut its listen
+	// queue as its link stalled: new connects get no answer (their SYNs
+	// are dropped) until EventOpenQueue.
+	EventShut = "shut"
+	// EventOpenQueue: the listen queue shut by EventShut is open again.
+	EventOpenQueue = "open-queue"
 )
 
 // Event is something the proxy did that the history should record.

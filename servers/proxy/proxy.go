@@ -100,6 +100,15 @@ type Proxy struct {
 	ids    atomic.Uint64
 
 	accepted, attributing, unattributed, refused, resets, corrupted, released atomic.Int64
+	waiting, heldConnects, shuts                                              atomic.Int64
+
+	// changed is closed, and replaced, by every Changed.
+	chMu    sync.Mutex
+	changed chan struct{}
+	// The accept loop's own: whether the listen queue is shut, and the
+	// plugs that fill it, by their local address (gate.go).
+	shutNow bool
+	plugs   map[string]*net.TCPConn
 
 	mu     sync.Mutex
 	closed bool
@@ -130,6 +139,12 @@ type Stats struct {
 	// Corrupted counts chunks written altered; Released chunks held by a
 	// stall or a loss and then written.
 	Corrupted, Released int64
+	// Shuts counts the times the listen queue was shut by a stall, so
+	// that new connects went unanswered (a proxy with From only).
+	Shuts int64
+	// HeldConnects counts connections accepted on a stalled link and held
+	// before their target was dialled; Waiting is how many are held now.
+	HeldConnects, Waiting int64
 	// ToTarget and FromTarget are the bytes written each way: from the
 	// diallers to the target, and back.
 	ToTarget, FromTarget int64
@@ -146,7 +161,8 @@ func Listen(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proxy{cfg: cfg, ln: ln.(*net.TCPListener), ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}}
+	p := &Proxy{cfg: cfg, ln: ln.(*net.TCPListener), ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+		changed: make(chan struct{}), plugs: map[string]*net.TCPConn{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
@@ -159,8 +175,11 @@ func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
 // carries a link now refused, either way, is reset (TCP cannot reset one
 // direction alone), and every held chunk is looked at again: a stalled
 // chunk whose link is no longer cut is released, a lost chunk's fate is
-// asked again.
+// asked again. A proxy that knows its dialler by address shuts its listen
+// queue if its link is now stalled, or opens it if no longer; connections
+// held before their dial are looked at again.
 func (p *Proxy) Changed() {
+	p.signalChange()
 	for _, c := range p.open() {
 		for _, d := range c.dirs {
 			if p.cfg.Policy.Cut(d.link) == Refuse {
@@ -190,6 +209,7 @@ func (p *Proxy) Close() error {
 		c.close("proxy closed")
 	}
 	p.wg.Wait()
+	p.closePlugs()
 	return err
 }
 
@@ -198,6 +218,7 @@ func (p *Proxy) Stats() Stats {
 	s := Stats{
 		Accepted: p.accepted.Load(), OpenUnattributed: p.attributing.Load(), Unattributed: p.unattributed.Load(),
 		Refused: p.refused.Load(), Resets: p.resets.Load(), Corrupted: p.corrupted.Load(), Released: p.released.Load(),
+		Shuts: p.shuts.Load(), HeldConnects: p.heldConnects.Load(), Waiting: p.waiting.Load(),
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -251,14 +272,21 @@ func (p *Proxy) emit(e Event) {
 	}
 }
 
-// serve accepts connections until the listener is closed.
+// serve accepts connections until the listener is closed, except while
+// the gate keeps the listen queue shut.
 func (p *Proxy) serve() {
 	defer p.wg.Done()
 	for {
+		if !p.gate() {
+			return
+		}
 		s, err := p.ln.AcceptTCP()
 		if err != nil {
 			if p.ctx.Err() != nil {
 				return
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue // woken by Changed: the gate looks again
 			}
 			// Out of file descriptors, or the like: wait a moment rather
 			// than spin.
@@ -267,6 +295,10 @@ func (p *Proxy) serve() {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
+			continue
+		}
+		if p.isPlug(s) {
+			_ = s.Close()
 			continue
 		}
 		p.accepted.Add(1)
@@ -290,13 +322,10 @@ func (p *Proxy) handle(s *net.TCPConn, id uint64) {
 		return
 	}
 	link := nemesis.Link{From: from, To: p.cfg.To}
-	for _, l := range []nemesis.Link{link, {From: link.To, To: link.From}} {
-		if p.cfg.Policy.Cut(l) == Refuse {
-			reset(s)
-			p.refused.Add(1)
-			p.emit(Event{Kind: EventRefuse, Conn: id, Link: link, Detail: fmt.Sprintf("link %s→%s refused", l.From, l.To)})
-			return
-		}
+	// A connection on a cut link is refused, or held, before its target
+	// is dialled: the target never sees a connect the cut should stop.
+	if !p.awaitConnect(s, id, link) {
+		return
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout}
 	t, err := dialer.DialContext(p.ctx, "tcp", p.cfg.Target)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -183,11 +182,9 @@ func missingProgram(sc *scenario.Scenario) string {
 // Ctrl-C) as soon as that report is in the history.
 //
 // The history's times count from the run's zero, the moment every server
-// accepts connections; harness.log's count from the run's beginning,
-// before the proxies and the servers start. The zero's place on that
-// clock is the "nodes up" line, written as the start returns (to the
-// millisecond, as harness.log writes times), so the time is that line's
-// plus the report's.
+// accepts connections; the run began before, with the proxies and the
+// servers' starts. harness.log's "nodes up after D" line says how long
+// before (to the millisecond), so the time is D plus the report's.
 func startWithCoup(ctx context.Context, sc *scenario.Scenario, store string) (time.Duration, bool, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -266,22 +263,25 @@ func firstLeaderReport(path string) (time.Duration, bool, error) {
 	return 0, false, sc.Err()
 }
 
-// nodesUpAt reads harness.log for the time of its "nodes up" line.
+// nodesUpAt reads harness.log's "nodes up after D;" line for D, how long
+// the run took from its beginning to its zero.
 func nodesUpAt(path string) (time.Duration, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
+	const marker = " nodes up after "
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 || f[1] != "nodes" || f[2] != "up;" {
+		_, rest, ok := strings.Cut(line, marker)
+		if !ok {
 			continue
 		}
-		s, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64)
+		took, _, _ := strings.Cut(rest, ";")
+		d, err := time.ParseDuration(took)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %q: %w", path, line, err)
 		}
-		return time.Duration(s * float64(time.Second)), nil
+		return d, nil
 	}
-	return 0, errors.New(path + ": no \"nodes up\" line")
+	return 0, errors.New(path + ": no \"nodes up after\" line")
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coupharness/coup/internal/needs"
 )
@@ -82,4 +83,27 @@ func serversLeft(dir string) []string {
 		}
 	}
 	return left
+}
+
+// The start's length is read from harness.log's "nodes up after" line, as
+// the real-server driver writes it; a log without one is an error.
+func TestNodesUpAt(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "harness.log")
+	text := "start+0.000631s starting 3 servers (etcd)\n" +
+		"start+0.007863s n1: started incarnation 1, pid 25941\n" +
+		"    0.000208s nodes up after 75ms; running for 12s\n" +
+		"    5.000218s nemesis: faults[0]#1 partition start [n1] (due at 5s)\n"
+	if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := nodesUpAt(log); err != nil || got != 75*time.Millisecond {
+		t.Errorf("nodesUpAt = %s, %v; want 75ms", got, err)
+	}
+	if err := os.WriteFile(log, []byte("start+0.000631s starting 3 servers (etcd)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodesUpAt(log); err == nil {
+		t.Error("a log without its nodes-up line gave a time")
+	}
 }

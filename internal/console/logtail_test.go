@@ -1,4 +1,4 @@
-package harness
+package console
 
 import (
 	"os"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// A node's log may hold anything: the tail shown on the console is its
-// last few lines, with control characters and invalid bytes replaced and
-// long lines cut.
+// A log may hold anything: the tail shown on the console is its last few
+// lines, with control characters and invalid bytes replaced and long
+// lines cut.
 func TestLogTailIsSafe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "n1.log")
 	var b strings.Builder
@@ -23,12 +23,12 @@ func TestLogTailIsSafe(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := logTail(path)
+	got := LogTail(path)
 	if strings.Contains(got, "\x1b") || strings.Contains(got, "\r") || strings.Contains(got, "\xff") {
 		t.Errorf("the tail keeps control characters or bad bytes: %q", got)
 	}
-	if n := strings.Count(got, "\n    | "); n != tailLines {
-		t.Errorf("%d lines shown, want %d: %q", n, tailLines, got)
+	if n := strings.Count(got, "\n    | "); n != TailLines {
+		t.Errorf("%d lines shown, want %d: %q", n, TailLines, got)
 	}
 	if !strings.Contains(got, "line r") || strings.Contains(got, "line q") || !strings.Contains(got, "x…") {
 		t.Errorf("want the last lines, the long one cut: %q", got)
@@ -37,7 +37,10 @@ func TestLogTailIsSafe(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := logTail(empty); !strings.Contains(got, "is empty") {
+	if got := LogTail(empty); !strings.Contains(got, "is empty") {
 		t.Errorf("an empty log: %q", got)
+	}
+	if got := LogTail(filepath.Join(t.TempDir(), "none.log")); !strings.Contains(got, "none.log") {
+		t.Errorf("a log that is not there: %q", got)
 	}
 }

@@ -1,0 +1,550 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
+)
+
+// The strategies of a campaign.
+const (
+	// Random draws every run's schedule afresh from the vocabulary, as
+	// Jepsen's random nemesis does: the baseline.
+	Random = "random"
+	// Guided keeps the schedules whose runs showed behaviour not seen
+	// before, mutates and splices them, and aims faults at the moments
+	// their runs showed.
+	Guided = "guided"
+)
+
+// Strategies lists the strategies.
+var Strategies = []string{Random, Guided}
+
+// The seeded streams of the strategies: a random run's draws (plus its
+// run index), a guided lane's (plus its lane).
+const (
+	randomStream = 0x72616e64 << 32
+	guidedStream = 0x67756964 << 32
+)
+
+// strategy chooses the schedules of one lane of a campaign.
+type strategy interface {
+	// next is the schedule of the lane's run t, the campaign's run i.
+	next(t, i int) Schedule
+	// observe tells it what the lane's run t showed; it returns how many
+	// features the run showed that the lane had not seen.
+	observe(t int, o *observation) int
+	// corpusSize is how many schedules it keeps.
+	corpusSize() int
+}
+
+// observation is what a run showed, as a strategy learns it.
+type observation struct {
+	run      int // the campaign's run index
+	sched    Schedule
+	features Features
+	moments  []Moment
+}
+
+// newStrategy makes the strategy name for lane of a campaign of sc.
+func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax int) (strategy, error) {
+	d := newDrawer(sc)
+	switch name {
+	case Random:
+		return &random{d: d, seed: seed, seen: map[string]struct{}{}}, nil
+	case Guided:
+		if corpusMax < 1 {
+			corpusMax = DefaultCorpus
+		}
+		return &guided{
+			d: d, seed: seed, seen: map[string]struct{}{},
+			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
+			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
+			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown strategy %q (known: random, guided)", name)
+}
+
+// random is the Jepsen-style baseline: every run's schedule drawn afresh,
+// from a stream of its own run index, so that any run of any lane or
+// shard is the same for the same campaign seed.
+type random struct {
+	d    *drawer
+	seed int64
+	seen map[string]struct{}
+}
+
+func (r *random) next(t, i int) Schedule {
+	rng := rand.New(rand.NewPCG(uint64(r.seed), randomStream+uint64(i)))
+	return Schedule{Seed: r.seed + int64(i), Faults: r.d.schedule(rng)}
+}
+
+func (r *random) observe(t int, o *observation) int { return learn(r.seen, o.features) }
+
+func (r *random) corpusSize() int { return 0 }
+
+// learn adds features to seen and returns how many were new.
+func learn(seen map[string]struct{}, fs Features) int {
+	fresh := 0
+	for _, f := range fs {
+		if _, ok := seen[f]; !ok {
+			seen[f] = struct{}{}
+			fresh++
+		}
+	}
+	return fresh
+}
+
+// guided is the feedback-driven strategy of one lane. Its first run has
+// no fault (the baseline of what the system does undisturbed); until its
+// corpus holds a schedule with faults it draws as random does. A run whose
+// features include one the lane has not seen enters the corpus with the
+// moments of its run, and plans a few children: a fault aimed at each of
+// a few of those moments (the first deliveries of its rarest messages,
+// and others drawn), hitting the moment's node just before it. Then each
+// run is, by turns drawn from the lane's own stream:
+//
+//   - every other run while children are planned, the next planned one;
+//   - one in ten of the others, a fresh random schedule;
+//   - one in seven, a splice: the first faults of one parent and the last
+//     of another;
+//   - else a child of one parent (chosen by what it paid, see corpus.pick)
+//     changed by one to three mutations, each chosen by a bandit that
+//     favours those whose children showed something new; one of them
+//     aims a fault at a moment of the parent's run, of a kind chosen by
+//     another bandit.
+//
+// A run's parent and the mutations that made it are credited when it
+// shows something new.
+type guided struct {
+	d      *drawer
+	seed   int64
+	rng    *rand.Rand
+	seen   map[string]struct{}
+	corpus *corpus
+	made   map[int]*making // by lane run, until observed
+	// aims are children planned when an entry joined the corpus: one
+	// fault aimed at each of a few of its run's moments, the rarest
+	// messages first, tried before the havoc of random mutations (every
+	// other run while there are some), as AFL runs its deterministic
+	// stage on a new input.
+	aims  []planned
+	ops   *bandit
+	kinds *bandit // which kind of moment to aim at
+}
+
+// planned is a child to be made: parent with a fault aimed at a moment of
+// its run.
+type planned struct {
+	parent *entry
+	moment Moment
+}
+
+// Bounds of the planned aims: per new entry, and waiting in all.
+const (
+	aimsPerEntry = 4
+	maxPlanned   = 64
+)
+
+// making is how a run's schedule was made, to credit when its run is
+// observed.
+type making struct {
+	parent *entry
+	ops    []int
+	aim    int // the kind of moment aimed at, -1 for none
+}
+
+func (g *guided) corpusSize() int { return g.corpus.len() }
+
+func (g *guided) next(t, i int) Schedule {
+	fresh := func() Schedule {
+		rng := rand.New(rand.NewPCG(uint64(g.seed), randomStream+uint64(i)))
+		return Schedule{Seed: g.seed + int64(i), Faults: g.d.schedule(rng)}
+	}
+	if t == 0 {
+		return Schedule{Seed: g.seed + int64(i)}
+	}
+	var parents []*entry
+	for _, e := range g.corpus.entries {
+		if len(e.sched.Faults) > 0 {
+			parents = append(parents, e)
+		}
+	}
+	if len(g.aims) > 0 && g.rng.IntN(2) == 0 {
+		p := g.aims[0]
+		g.aims = g.aims[1:]
+		child := p.parent.sched.clone()
+		m := &making{parent: p.parent, aim: slices.Index(scenario.Triggers, p.moment.What)}
+		p.parent.picked++
+		g.aimAtMoment(&child, p.moment, true)
+		g.made[t] = m
+		return child
+	}
+	r := g.rng.Float64()
+	switch {
+	case len(parents) == 0 || r < 0.1:
+		return fresh()
+	case r < 0.1+1.0/7 && len(parents) > 1:
+		a, b := g.corpus.pick(g.rng), g.corpus.pick(g.rng)
+		if a != b && len(a.sched.Faults)+len(b.sched.Faults) > 1 {
+			a.picked++
+			g.made[t] = &making{parent: a, aim: -1}
+			return g.splice(a.sched, b.sched)
+		}
+	}
+	parent := g.corpus.pick(g.rng)
+	parent.picked++
+	child := parent.sched.clone()
+	m := &making{parent: parent, aim: -1}
+	for range 1 + g.rng.IntN(3) {
+		for try := 0; try < 8; try++ {
+			op := g.ops.choose(g.rng)
+			if mutations[op](g, &child, parent, i, m) {
+				m.ops = append(m.ops, op)
+				break
+			}
+		}
+	}
+	if len(m.ops) == 0 || sameSchedule(child, parent.sched) {
+		child.Seed = g.seed + int64(i) // at least a new seed
+	}
+	g.made[t] = m
+	return child
+}
+
+func (g *guided) observe(t int, o *observation) int {
+	fresh := 0
+	var novel []string
+	for _, f := range o.features {
+		if _, ok := g.seen[f]; !ok {
+			g.seen[f] = struct{}{}
+			fresh++
+			if len(novel) < 8 {
+				novel = append(novel, f)
+			}
+		}
+	}
+	m := g.made[t]
+	delete(g.made, t)
+	if m != nil {
+		for _, op := range m.ops {
+			g.ops.reward(op, fresh > 0)
+		}
+		if m.aim >= 0 {
+			g.kinds.reward(m.aim, fresh > 0)
+		}
+		if fresh > 0 {
+			m.parent.found++
+		}
+	}
+	if fresh > 0 {
+		e := &entry{run: o.run, sched: o.sched, fresh: fresh, features: len(o.features), novel: novel, moments: o.moments}
+		g.corpus.add(e)
+		g.plan(e)
+	}
+	return fresh
+}
+
+// plan plans the aims of a new entry: at its rarest messages' first
+// deliveries, and at moments of other kinds, drawn, within its bound.
+func (g *guided) plan(e *entry) {
+	var messages, others []Moment
+	for _, mo := range e.moments {
+		if mo.At >= g.d.duration-time.Microsecond || !slices.Contains(g.d.v.Triggers, mo.What) {
+			continue
+		}
+		if mo.What == scenario.TriggerMessage {
+			messages = append(messages, mo)
+		} else {
+			others = append(others, mo)
+		}
+	}
+	var picks []Moment
+	picks = append(picks, messages[:min(len(messages), aimsPerEntry/2)]...)
+	for len(picks) < aimsPerEntry && len(others) > 0 {
+		i := g.rng.IntN(len(others))
+		picks = append(picks, others[i])
+		others = slices.Delete(others, i, i+1)
+	}
+	for _, mo := range picks {
+		g.aims = append(g.aims, planned{parent: e, moment: mo})
+	}
+	if len(g.aims) > maxPlanned {
+		g.aims = g.aims[len(g.aims)-maxPlanned:]
+	}
+}
+
+// splice joins the first faults of a and the last of b, within the
+// vocabulary's bound, on a's seed.
+func (g *guided) splice(a, b Schedule) Schedule {
+	i := 1 + g.rng.IntN(max(1, len(a.Faults)))
+	j := g.rng.IntN(max(1, len(b.Faults)))
+	out := a.clone()
+	out.Faults = out.Faults[:min(i, len(out.Faults))]
+	for _, f := range b.Faults[min(j, len(b.Faults)):] {
+		if len(out.Faults) >= g.d.v.MaxFaults {
+			break
+		}
+		out.Faults = append(out.Faults, cloneFault(f))
+	}
+	return out
+}
+
+// mutations change a child schedule in place; each returns false when it
+// does not apply (and changed nothing).
+var mutations = []func(g *guided, s *Schedule, parent *entry, run int, m *making) bool{
+	// add a fresh fault, after the others (so that theirs keep their
+	// seeded streams)
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		if len(s.Faults) >= g.d.v.MaxFaults {
+			return false
+		}
+		s.Faults = append(s.Faults, g.d.fault(g.rng))
+		return true
+	},
+	// drop a fault
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		if len(s.Faults) < 2 {
+			return false
+		}
+		i := g.rng.IntN(len(s.Faults))
+		s.Faults = slices.Delete(s.Faults, i, i+1)
+		return true
+	},
+	// hit another target
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		f := g.one(s)
+		if f == nil {
+			return false
+		}
+		g.d.retarget(g.rng, f)
+		return true
+	},
+	// move a fault in time: a little, or anywhere
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		f := g.one(s)
+		if f == nil {
+			return false
+		}
+		if g.rng.IntN(3) == 0 {
+			f.At = dur(g.d.at(g.rng))
+			return true
+		}
+		f.At = dur(g.clamp(f.At.D + g.nudge()))
+		return true
+	},
+	// make it last longer or shorter
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		f := g.one(s)
+		if f == nil || !lasts(f.Kind) {
+			return false
+		}
+		k := 0.25 + 3.75*g.rng.Float64()
+		f.For = dur(min(g.d.v.For[1], max(g.d.v.For[0], round(time.Duration(float64(f.For.D)*k)))))
+		return true
+	},
+	// change its intensity, or its kind
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		f := g.one(s)
+		if f == nil {
+			return false
+		}
+		if f.Probability == nil && !f.Delay.Set && f.Rate == nil || g.rng.IntN(2) == 0 {
+			at, when := f.At, f.When
+			*f = g.d.fault(g.rng)
+			f.At, f.When = at, when
+			return true
+		}
+		g.d.intensity(g.rng, f)
+		return true
+	},
+	// start it on another trigger
+	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
+		f := g.one(s)
+		if f == nil || len(g.d.v.Triggers) < 2 {
+			return false
+		}
+		f.When = g.d.v.Triggers[g.rng.IntN(len(g.d.v.Triggers))].When()
+		return true
+	},
+	// aim a fault at a moment the parent's run showed
+	func(g *guided, s *Schedule, parent *entry, _ int, m *making) bool { return g.aim(s, parent, m) },
+	// run it with another seed
+	func(g *guided, s *Schedule, _ *entry, run int, _ *making) bool {
+		s.Seed = g.seed + int64(run)
+		return true
+	},
+}
+
+// one is one of s's faults, at random; nil when it has none.
+func (g *guided) one(s *Schedule) *scenario.Fault {
+	if len(s.Faults) == 0 {
+		return nil
+	}
+	return &s.Faults[g.rng.IntN(len(s.Faults))]
+}
+
+// aim aims a fault of s at a moment of the parent's run: the kind of
+// moment chosen by a bandit that favours the kinds whose aims showed
+// something new (the policy: which moment pays off), the moment at random
+// among that kind's (see aimAtMoment).
+func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
+	byKind := map[scenario.Trigger][]Moment{}
+	for _, mo := range parent.moments {
+		if mo.At < g.d.duration-time.Microsecond && slices.Contains(g.d.v.Triggers, mo.What) {
+			byKind[mo.What] = append(byKind[mo.What], mo)
+		}
+	}
+	if len(byKind) == 0 {
+		return false
+	}
+	allowed := make([]bool, len(scenario.Triggers))
+	for i, t := range scenario.Triggers {
+		allowed[i] = len(byKind[t]) > 0
+	}
+	k := g.kinds.chooseAmong(g.rng, allowed)
+	if k < 0 {
+		return false
+	}
+	kind := scenario.Triggers[k]
+	g.aimAtMoment(s, byKind[kind][g.rng.IntN(len(byKind[kind]))], false)
+	m.aim = k
+	return true
+}
+
+// aimAtMoment aims a fault of s (a new one, or one it has) at mo. With a
+// time, the fault starts at the moment, just before or just after it;
+// with a trigger, it is armed just before the moment, and may name the
+// node and value the moment had, so that on the simulator, whose run with
+// the same seed is the same up to there, it fires at that very event. A
+// planned aim adds a fault, hits the moment's node and starts just
+// before the moment.
+func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
+	var f *scenario.Fault
+	if len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0) {
+		s.Faults = append(s.Faults, g.d.fault(g.rng))
+		f = &s.Faults[len(s.Faults)-1]
+	} else {
+		f = g.one(s)
+	}
+	if mo.Node != "" && (planned || g.rng.IntN(2) == 0) {
+		g.aimAt(f, mo.Node)
+	}
+	if planned {
+		f.When = nil
+		f.At = dur(g.clamp(mo.At - round(logUniform(g.rng, time.Microsecond, time.Millisecond))))
+		return
+	}
+	when := mo.What.When()
+	if when == nil || !slices.Contains(g.d.v.Triggers, mo.What) || g.rng.IntN(3) == 0 {
+		f.When = nil
+		at := mo.At
+		if g.rng.IntN(3) != 0 {
+			at += g.nudge()
+		}
+		f.At = dur(g.clamp(at))
+		return
+	}
+	if g.rng.IntN(2) == 0 && slices.Contains(g.d.nodes, mo.Node) {
+		switch mo.What {
+		case scenario.TriggerLeader:
+			when.Node, when.Value = mo.Node, mo.Value
+		case scenario.TriggerParticipant, scenario.TriggerStart, scenario.TriggerCrash:
+			when.Node = mo.Node
+		}
+	}
+	f.When = when
+	f.At = dur(g.clamp(mo.At - time.Microsecond))
+}
+
+// aimAt makes f hit node, the node of a moment (a message's receiver, the
+// node whose belief changed), when the vocabulary lets a fault hit any one
+// node (a pick of one, or the node named) and f's kind takes a node.
+func (g *guided) aimAt(f *scenario.Fault, node string) {
+	v := g.d.v
+	if !slices.Contains(g.d.nodes, node) { // a client's process
+		return
+	}
+	if !slices.Contains(v.Targets, node) && !slices.Contains(v.Targets, string(nemesis.One)) && !slices.Contains(v.Targets, string(nemesis.Random)) {
+		return
+	}
+	if f.Kind == string(nemesis.Partition) && f.Shape != string(nemesis.Isolate) {
+		return
+	}
+	f.Target = scenario.Target{Names: []string{node}, Set: true}
+}
+
+// nudge is a small shift in time, either way: from a microsecond to tens
+// of milliseconds, on a log scale.
+func (g *guided) nudge() time.Duration {
+	d := round(logUniform(g.rng, time.Microsecond, 20*time.Millisecond))
+	if g.rng.IntN(2) == 0 {
+		return -d
+	}
+	return d
+}
+
+// clamp keeps a start within the vocabulary's bounds and the run.
+func (g *guided) clamp(at time.Duration) time.Duration {
+	hi := min(g.d.v.At[1], g.d.duration-time.Microsecond)
+	return max(g.d.v.At[0], min(hi, at))
+}
+
+// sameSchedule reports whether two schedules would run alike.
+func sameSchedule(a, b Schedule) bool {
+	return a.Seed == b.Seed && a.String() == b.String()
+}
+
+// bandit chooses among arms by their smoothed rate of success, each in
+// proportion to (successes+1)/(tries+2): an arm that pays is chosen more,
+// and none is ever starved.
+type bandit struct{ tries, hits []int }
+
+func newBandit(n int) *bandit { return &bandit{tries: make([]int, n), hits: make([]int, n)} }
+
+func (b *bandit) rate(i int) float64 { return float64(b.hits[i]+1) / float64(b.tries[i]+2) }
+
+func (b *bandit) choose(rng *rand.Rand) int {
+	all := make([]bool, len(b.tries))
+	for i := range all {
+		all[i] = true
+	}
+	return b.chooseAmong(rng, all)
+}
+
+// chooseAmong chooses among the allowed arms; -1 when none is.
+func (b *bandit) chooseAmong(rng *rand.Rand, allowed []bool) int {
+	total := 0.0
+	for i, ok := range allowed {
+		if ok {
+			total += b.rate(i)
+		}
+	}
+	if total == 0 {
+		return -1
+	}
+	x := rng.Float64() * total
+	last := -1
+	for i, ok := range allowed {
+		if !ok {
+			continue
+		}
+		last = i
+		if x -= b.rate(i); x < 0 {
+			return i
+		}
+	}
+	return last
+}
+
+func (b *bandit) reward(i int, hit bool) {
+	b.tries[i]++
+	if hit {
+		b.hits[i]++
+	}
+}
