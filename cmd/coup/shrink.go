@@ -18,12 +18,10 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/coupharness/coup/explore"
-	"github.com/coupharness/coup/harness"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
-	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 )
@@ -137,9 +135,9 @@ func shrinkCmd(args []string) int {
 		}
 		r = &sim.Runner{} // a thousand candidates are not stored
 	case sc.Server != nil:
-		r = &servers.Runner{Options: servers.Options{Store: f.store}}
+		r = &serverRunner{store: f.store}
 	default:
-		r = &harness.Runner{Options: harness.Options{Store: f.store}}
+		r = &processRunner{store: f.store}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
