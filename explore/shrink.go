@@ -208,6 +208,13 @@ func Shrink(ctx context.Context, r Runner, sc *scenario.Scenario, opts ShrinkOpt
 		return nil, err
 	}
 	sh.cur, sh.out, sh.kept = cur, first, rate
+	if cur.Explore != nil {
+		// A shrunk scenario is its schedule: the vocabulary a campaign
+		// drew it from plays no part in its runs, and may name nodes a
+		// smaller scenario no longer has.
+		cur.Explore = nil
+		sh.step("the [explore] table left out")
+	}
 	if !exact {
 		rule := RuleFor(rate.Fraction())
 		if opts.Rule != nil {

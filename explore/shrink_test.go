@@ -436,3 +436,26 @@ func TestRecoveryKeptForLiveness(t *testing.T) {
 		}
 	}
 }
+
+// A campaign's failing scenario keeps its [explore] table; the shrunk one
+// leaves it out (it may name nodes a smaller scenario has not) and says
+// so, and can then lose nodes the vocabulary named.
+func TestShrinkLeavesTheVocabulary(t *testing.T) {
+	sc := parse(t, fourFaults+"[explore]\nkinds = [\"pause\"]\ntargets = [\"n3\"]\n")
+	if sc.Explore == nil {
+		t.Fatal("no [explore] table parsed")
+	}
+	f := &flakyRunner{rng: rand.New(rand.NewPCG(3, 4)), rate: func(sc *scenario.Scenario) float64 {
+		if hasPause(sc) {
+			return 1
+		}
+		return 0
+	}}
+	res, err := Shrink(context.Background(), f, sc, ShrinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scenario.Explore != nil || res.Steps[0] != "the [explore] table left out" || res.Scenario.Nodes != 2 || strings.Contains(string(res.Scenario.Encode("")), "[explore]") {
+		t.Errorf("%d nodes, steps %q:\n%s", res.Scenario.Nodes, res.Steps, res.Scenario.Encode(""))
+	}
+}

@@ -167,8 +167,8 @@ func (sh *shrinker) removeInitiators() bool {
 	return true
 }
 
-// fewerClients halves a workload's clients (locks, lin-kv, echo) while
-// it fails the same way.
+// fewerClients halves a workload's clients (locks, lin-kv, sets, echo)
+// while it fails the same way.
 func (sh *shrinker) fewerClients() bool {
 	progress := false
 	for hasClients(sh.cur.Workload.Kind) && sh.cur.Workload.Clients > 1 && !sh.spent() {
@@ -187,7 +187,7 @@ func (sh *shrinker) fewerClients() bool {
 // hasClients reports whether a workload of the kind has clients.
 func hasClients(kind string) bool {
 	switch kind {
-	case "mutex", "lin-kv", "echo":
+	case scenario.WorkloadMutex, scenario.WorkloadLinKV, scenario.WorkloadSet, scenario.WorkloadEcho:
 		return true
 	}
 	return false
