@@ -231,7 +231,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	}
 	res.Finish(sc.Name)
 	res.Scenario.Command = commandMovedTo(sc, res.Scenario.Command, f.out)
-	out.printf("shrunk in %d runs (%s)", res.Runs, time.Since(start).Round(time.Second))
+	out.printf("shrunk in %d runs (%s from the first run)", res.Runs, time.Since(start).Round(time.Second))
 	switch {
 	case res.Interrupted:
 		out.printf(": interrupted; the best scenario so far follows")
