@@ -23,6 +23,7 @@
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	refused  node, what (output|line|report|reply|dest|…), detail
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
+//	clock    node, what (seen|unseen), name (the clock fault's occurrence), value (the skew seen), detail
 //	unstarted what (failed|interrupted), detail (why)
 //	end      (the run finished normally; absent when it was killed)
 //
@@ -63,6 +64,16 @@
 // at its bound (history.max_messages), which bounds the history whatever
 // the nodes send; from then on messages are counted on the end event only,
 // and the checks that need every message say they cannot judge.
+//
+// A clock event says what coup read back of a node's clocks under a clock
+// fault on real processes: seen, a process's own reads through the hook
+// coup put in (value: the skew its last read saw, as a Go duration, of
+// the wall clock when the fault skews it, else of the monotonic clock;
+// detail: the process, both clocks' skews, how many reads and, at the
+// fault's end, the rate measured between its first and last reading);
+// unseen, a process that read no clock through its vDSO, or could not be
+// read (detail: why). They follow the fault's nemesis start and come
+// before its end.
 //
 // An unstarted event says that the run's nodes did not all start, so that
 // nothing ran: a node or coup failed to start it (failed), or coup was

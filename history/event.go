@@ -26,6 +26,16 @@ const (
 	// UnstartedInterrupted), detail why, in coup's or the node's words.
 	// It follows the meta event, and the history has no end event.
 	KindUnstarted Kind = "unstarted"
+	// KindClock: what coup read back of a node's clocks under a clock
+	// fault (what ClockSeen or ClockUnseen; see the package
+	// documentation).
+	KindClock Kind = "clock"
+)
+
+// Clock event whats.
+const (
+	ClockSeen   = "seen"   // a process's reads saw the skew in value
+	ClockUnseen = "unseen" // a process read no clock coup could see
 )
 
 // Unstarted event whats: how a run's start ended.

@@ -225,6 +225,13 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 	if f.Rate != nil {
 		kv("rate", *f.Rate)
 	}
+	dur("offset", f.Offset)
+	if f.Clocks != "" {
+		kv("clocks", f.Clocks)
+	}
+	if f.Reset != nil {
+		kv("reset", *f.Reset)
+	}
 	dur("delta", f.Delta)
 }
 

@@ -208,8 +208,15 @@ type Fault struct {
 	// (bytes held until the heal, the default) or refuse (connections
 	// reset and refused). Server scenarios only.
 	Cut string `toml:"cut"`
-	// Rate of a clock fault.
+	// Rate of a clock fault: how fast the clocks run (1.5, 0.8).
 	Rate *float64 `toml:"rate"`
+	// Offset of a clock fault: a jump, forward ("30s") or back ("-30s").
+	Offset Duration `toml:"offset"`
+	// Clocks a clock fault skews: realtime, monotonic or both (the
+	// default).
+	Clocks string `toml:"clocks"`
+	// Reset makes a clock fault put its target's clocks right.
+	Reset *bool `toml:"reset"`
 	// Delta bounds every message's delay on a timely link.
 	Delta Duration `toml:"delta"`
 }

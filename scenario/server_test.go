@@ -105,7 +105,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"bad role", `role = "leader"`, `role = "king"`, "server.log[0].role", "unknown role"},
 		{"bad template", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nreplace = [\"{{.Nope}}\"]", "server.replace[0]", "Nope"},
 		{"poll with two sources", `http = "http://{{.Addr.status}}/status"`, "http = \"http://x\"\n  file = \"f\"", "server.poll[0]", "exactly one"},
-		{"clock fault", `kind = "partition"`, `kind = "clock"`, "faults[0].kind", "no meaning for real servers"},
+		{"timely fault", `kind = "partition"`, `kind = "timely"`, "faults[0].kind", "no meaning for real servers"},
 		{"echo workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"echo\"", "workload.kind", "is not served"},
 		{"lin-kv workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"lin-kv\"", "workload.kind", "needs their client"},
 		{"mutex workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"mutex\"", "workload.kind", "needs their client"},

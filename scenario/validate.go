@@ -487,14 +487,21 @@ func (s *Scenario) validateFault(i int) error {
 	if !slices.Contains(nemesis.Kinds, kind) {
 		return s.errorf(at+".kind", "%s", unknownMsg("fault", f.Kind, kindList()))
 	}
-	if kind == nemesis.Clock && s.Command != nil {
-		return s.errorf(at+".kind", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
-	}
 	if s.Server != nil {
 		switch kind {
-		case nemesis.Clock, nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
-			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, partition, loss, delay and corrupt)", kind)
+		case nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
+			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, partition, loss, delay and corrupt)", kind)
 		}
+	}
+	if f.Offset.Set && f.Offset.err != nil && f.Offset.err.Error() == "negative" {
+		// An offset may be negative: a jump back.
+		f.Offset.err = nil
+		if f.Offset.D < -MaxDuration {
+			return s.errorf(at+".offset", "duration %q is longer than the %s a scenario may give", f.Offset.Raw, MaxDuration)
+		}
+	}
+	if err := s.duration(at+".offset", &f.Offset, 0, false); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		key string
@@ -571,6 +578,8 @@ func (s *Scenario) faultSuggestion(f *Fault, field string) string {
 		return DidYouMean(f.Mode, names(nemesis.Modes))
 	case "cut":
 		return DidYouMean(f.Cut, names(nemesis.CutKinds))
+	case "clocks":
+		return DidYouMean(f.Clocks, names(nemesis.ClockSets))
 	case "direction":
 		return DidYouMean(f.Direction, []string{"both", "out", "in"})
 	case "target":
@@ -614,6 +623,9 @@ func (f *Fault) written() []string {
 	add("mode", f.Mode != "")
 	add("cut", f.Cut != "")
 	add("rate", f.Rate != nil)
+	add("offset", f.Offset.Set)
+	add("clocks", f.Clocks != "")
+	add("reset", f.Reset != nil)
 	add("delta", f.Delta.Set)
 	return out
 }
@@ -626,7 +638,8 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 		Delay: f.Delay.D, Jitter: f.Jitter.D, Distribution: nemesis.Distribution(f.Distribution),
 		Direction: nemesis.Direction(f.Direction), Shape: nemesis.Shape(f.Shape), Groups: f.Groups,
 		OneWay: f.OneWay != nil && *f.OneWay, Mode: nemesis.Mode(f.Mode), Delta: f.Delta.D,
-		Cut: nemesis.CutKind(f.Cut),
+		Cut: nemesis.CutKind(f.Cut), Offset: f.Offset.D, Clocks: nemesis.Clocks(f.Clocks),
+		Reset: f.Reset != nil && *f.Reset,
 	}
 	if f.Probability != nil {
 		nf.Probability = *f.Probability

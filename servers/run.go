@@ -151,6 +151,10 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
+	step = "checking that the clock faults reach the servers"
+	if err := r.checkClock(); err != nil {
+		return step, err
+	}
 	r.clients = newClients(r)
 	if r.clients != nil && r.sv.ClientsAreProcesses() {
 		step = fmt.Sprintf("starting %s", console.Plural(r.sc.Workload.Clients, "client process", "client processes"))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/clockfault"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
@@ -34,6 +35,9 @@ type server struct {
 	// read (and its observations recorded).
 	readers *sync.WaitGroup
 	logFile *os.File
+	// clock is the clock skew in force on its processes, kept across
+	// incarnations.
+	clock clockfault.Node
 }
 
 var (
@@ -115,6 +119,7 @@ func (s *server) start(ctx context.Context, existing bool) error {
 	s.mu.Unlock()
 	fmt.Fprintf(s.logFile, "--- coup: incarnation %d, pid %d: %q\n", inc, p.Pid(), rd.Command)
 	s.r.logf("%s: started incarnation %d, pid %d", s.id, inc, p.Pid())
+	s.clockStarted()
 	exited := make(chan struct{})
 	readers.Add(2)
 	go s.read(p.Stdout, readers)
@@ -126,7 +131,11 @@ func (s *server) start(ctx context.Context, existing bool) error {
 		s.exited(p, inc, state)
 	}()
 	s.r.obs.started(s.id)
-	return s.ready(ctx, exited)
+	err = s.ready(ctx, exited)
+	if err == nil {
+		s.clockStarted() // what a wrapper started meanwhile
+	}
+	return err
 }
 
 // logPath is the server's log, in the run's folder.
