@@ -318,8 +318,8 @@ type weakening struct {
 // a lasting fault lasts half as long (one that lasts until the heal, half
 // the time left), a probability is halved (a duplicate fault duplicates
 // less, a loss fault loses less), a delay fault's delay and jitter are
-// halved, a clock rate goes halfway to 1. Times are halved only while
-// they are longer than grain.
+// halved, a clock rate goes halfway to 1, a clock's jump is halved.
+// Times are halved only while they are longer than grain.
 func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 	f := sc.Faults[i]
 	var out []weakening
@@ -366,6 +366,10 @@ func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 		if f.Rate != nil && math.Abs(*f.Rate-1) > 0.05 {
 			r := roundSig((*f.Rate + 1) / 2)
 			add(fmt.Sprintf("clock rate %g → %g", *f.Rate, r), func(w *scenario.Fault) { w.Rate = &r })
+		}
+		if f.Offset.Set && f.Offset.D.Abs() > grain {
+			o := (f.Offset.D / 2).Round(time.Millisecond)
+			add(fmt.Sprintf("clock offset %s → %s", f.Offset.D, o), func(w *scenario.Fault) { w.Offset = scenario.Duration{D: o, Set: true} })
 		}
 	}
 	return out

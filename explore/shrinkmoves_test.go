@@ -115,3 +115,23 @@ rate = 3.0
 		}
 	}
 }
+
+// A clock's jump is halved, towards none, down to the grain.
+func TestWeakenClockOffset(t *testing.T) {
+	sc := &scenario.Scenario{Duration: scenario.Duration{D: 10 * time.Second, Set: true}, Faults: []scenario.Fault{
+		{Kind: "clock", Target: scenario.Target{Names: []string{"n1"}, Set: true}, Offset: scenario.Duration{D: -30 * time.Second, Set: true}, For: scenario.Duration{D: time.Second, Set: true}},
+		{Kind: "clock", Offset: scenario.Duration{D: 40 * time.Millisecond, Set: true}},
+	}}
+	var got []string
+	for _, w := range weakenings(sc, 0, 50*time.Millisecond) {
+		got = append(got, w.what)
+	}
+	if want := []string{"for 1s → 500ms", "clock offset -30s → -15s"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+	for _, w := range weakenings(sc, 1, 50*time.Millisecond) {
+		if strings.Contains(w.what, "offset") {
+			t.Errorf("a jump within the grain halved: %s", w.what)
+		}
+	}
+}
