@@ -24,8 +24,8 @@ var ElectionDefaults = []string{"two-leaders", "agreement", "validity", "termina
 
 // Defaults returns a copy of the checks a scenario runs when it names
 // none, by the kind of problem its nodes solve: "mutex" (mutual
-// exclusion), "lin-kv" (a linearizable key-value store), "echo", or
-// anything else (leader election).
+// exclusion), "lin-kv" (a linearizable key-value store), "set" (a set
+// that grows), "echo", or anything else (leader election).
 func Defaults(kind string) []string {
 	switch kind {
 	case "mutex":
@@ -34,6 +34,8 @@ func Defaults(kind string) []string {
 		return append([]string(nil), KVDefaults...)
 	case "echo":
 		return append([]string(nil), EchoDefaults...)
+	case "set":
+		return append([]string(nil), SetDefaults...)
 	}
 	return append([]string(nil), ElectionDefaults...)
 }
@@ -57,6 +59,7 @@ var registry = []Check{
 	newCheck("mutex-measures", "Messages per entry into the critical section, client delay and synchronisation delay (figures).", mutexMeasures),
 	newCheck("kv-linearizable", "The clients' reads, writes and compare-and-sets are linearizable against a key-value store, key by key (porcupine); a timed-out operation may or may not have taken effect.", kvLinearizable),
 	newCheck("echo", "Every echo that returned ok came back with the payload it was sent with.", echo),
+	newCheck("lost-writes", "Every acknowledged add (set) or write (lin-kv) that the final reads after the heal could see is there: none is lost (a count of lost, recovered and present writes, with the windows in which the lost ones were acknowledged).", lostWrites),
 }
 
 // All returns every check, in a fixed order.

@@ -125,6 +125,36 @@
 //     File (KVVisualisationFile), annotated with the nodes' leadership
 //     claims and terms and the nemesis's events.
 //
+// The lost-writes check (SetDefaults) reads Jepsen's set workload (adds
+// of unique elements, values their elements; reads of the whole set, ok
+// values JSON arrays) or, in a history with no add, the lin-kv workload
+// as kv-linearizable does:
+//
+//   - lost-writes: every acknowledged write that the final reads could
+//     see is there. The final reads are the ok reads invoked after the
+//     last nemesis event (the heal) and after the last write's
+//     invocation. An acknowledged (ok) write is judged by the final reads
+//     (of its key) invoked after it was acknowledged: present when each
+//     has it, lost when none has it, divergent when some have it and
+//     some do not, unjudged when there are none. A lin-kv write whose
+//     value the final reads do not have is overwritten, not lost, when
+//     another write or cas of its key may have come after it (one not
+//     acknowledged that did not fail, or an acknowledged one that
+//     returned after it was invoked). A write not acknowledged (info,
+//     fail, or open) is recovered when a final read has it and no
+//     acknowledged write wrote the same, absent otherwise; a value a
+//     final read has that no write wrote is unexpected. False when a
+//     write is lost or a value unexpected; unknown without final reads,
+//     without an acknowledged write, or when every acknowledged write is
+//     unjudged. The figures count every fate, name the first
+//     MaxLostNamed lost writes to be acknowledged, and group them all
+//     into the windows in which they were acknowledged (LostWindowGap
+//     apart at most), each with the nodes that acknowledged them and the
+//     faults in force. A write's node is the member that served it when
+//     its completion names one (Event.Served), else the one it went to.
+//     One pass over the writes, each judged by binary search among the
+//     final reads of its value.
+//
 // The echo check (EchoDefaults):
 //
 //   - echo: every echo that returned ok came back with its payload: the ok

@@ -128,12 +128,12 @@ func goldenText(r Result) string {
 }
 
 // electionChecks are the checks that judge elections: every check but the
-// mutual-exclusion, key-value and echo ones, which have nothing to judge
+// mutual-exclusion, key-value, set and echo ones, which have nothing to judge
 // in an election's history.
 func electionChecks() []Check {
 	var out []Check
 	for _, c := range All() {
-		if !strings.HasPrefix(c.Name, "mutex-") && c.Name != "fencing" && !slices.Contains(KVDefaults, c.Name) && !slices.Contains(EchoDefaults, c.Name) {
+		if !strings.HasPrefix(c.Name, "mutex-") && c.Name != "fencing" && !slices.Contains(KVDefaults, c.Name) && !slices.Contains(EchoDefaults, c.Name) && !slices.Contains(SetDefaults, c.Name) {
 			out = append(out, c)
 		}
 	}

@@ -15,6 +15,13 @@
 //     it, and a shrink keeps it.
 //   - Findability: how often a failure showed (k of N runs), its interval,
 //     and how many runs a fix must survive.
+//   - Shrink: a failing scenario made smaller by moves on scenarios
+//     (fewer faults by Ddmin, repeated faults made into their
+//     occurrences, fewer nodes and clients, shorter and weaker faults, a
+//     time made into the event that explains it), each candidate run
+//     through the Runner: once at a seed on an exact one, several times
+//     on another, kept by a sequential rule (Rule) when it fails the same
+//     way often enough. Measure counts how often a scenario fails so.
 //   - Ddmin: delta debugging, the engine of shrinking.
 //   - Sweep files: a sweep's or campaign's results as JSON lines, split
 //     into shards (Shard, ParseShard) and merged by signature (Merge).

@@ -122,7 +122,7 @@ func (d *drawer) targets(kind nemesis.Kind) []string {
 // intensity draws what f's kind takes beyond its target and times: a
 // probability, a delay, a rate.
 func (d *drawer) intensity(rng *rand.Rand, f *scenario.Fault) {
-	f.Probability, f.Delay, f.Jitter, f.Rate = nil, scenario.Duration{}, scenario.Duration{}, nil
+	f.Probability, f.Delay, f.Jitter, f.Rate, f.Offset = nil, scenario.Duration{}, scenario.Duration{}, nil, scenario.Duration{}
 	switch nemesis.Kind(f.Kind) {
 	case nemesis.Loss, nemesis.Duplicate, nemesis.Corrupt:
 		p := d.v.Probability[0] + rng.Float64()*(d.v.Probability[1]-d.v.Probability[0])
@@ -135,6 +135,15 @@ func (d *drawer) intensity(rng *rand.Rand, f *scenario.Fault) {
 			f.Jitter = dur(j)
 		}
 	case nemesis.Clock:
+		if d.v.Offset[1] > 0 && rng.IntN(2) == 0 {
+			// A jump, ahead or back, instead of a rate.
+			jump := round(logUniform(rng, d.v.Offset[0], d.v.Offset[1]))
+			if rng.IntN(2) == 0 {
+				jump = -jump
+			}
+			f.Offset = dur(jump)
+			return
+		}
 		lo, hi := math.Log(d.v.Rate[0]), math.Log(d.v.Rate[1])
 		r := math.Round(math.Exp(lo+rng.Float64()*(hi-lo))*100) / 100
 		if r <= 0 {

@@ -239,3 +239,38 @@ func TestAbstract(t *testing.T) {
 	}
 	t.Errorf("no in-flight moment half-way through c2's acquire (205ms): %v", moments)
 }
+
+// A vocabulary of real processes draws clock jumps, ahead and back,
+// within its bounds, besides rates; a built-in one draws rates alone.
+func TestDrawClockJumps(t *testing.T) {
+	src := "nodes = 3\nduration = \"10s\"\n[server]\npreset = \"etcd\"\n[explore]\nkinds = [\"clock\"]\noffset = [\"1s\", \"5s\"]\n"
+	sc, err := scenario.Parse("clock.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDrawer(sc)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ahead, back, rates := 0, 0, 0
+	for range 300 {
+		for _, f := range d.schedule(rng) {
+			switch o := f.Offset.D; {
+			case f.Rate != nil && f.Offset.Set:
+				t.Fatalf("a rate and a jump in one drawn fault: %+v", f)
+			case f.Rate != nil:
+				rates++
+			case o >= time.Second && o <= 5*time.Second:
+				ahead++
+			case o <= -time.Second && o >= -5*time.Second:
+				back++
+			default:
+				t.Fatalf("offset %v out of [1s, 5s] either way", o)
+			}
+		}
+	}
+	if ahead == 0 || back == 0 || rates == 0 {
+		t.Errorf("%d jumps ahead, %d back, %d rates: want some of each", ahead, back, rates)
+	}
+	if _, err := scenario.Parse("builtin.toml", "algorithm = \"bully\"\nnodes = 3\n[explore]\nkinds = [\"clock\"]\noffset = [\"1s\", \"5s\"]\n"); err == nil || !strings.Contains(err.Error(), "explore.offset") {
+		t.Errorf("a jump explored on built-in nodes: got %v, want it refused at explore.offset", err)
+	}
+}

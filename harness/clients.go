@@ -40,7 +40,10 @@ type clients struct {
 type pendingOp struct {
 	process, node, f string
 	result           func(body []byte) string
-	timer            *time.Timer
+	absent           string
+	// long: the ok value may be as long as a line (workloads.Op.Long).
+	long  bool
+	timer *time.Timer
 }
 
 var _ workloads.Clients = (*clients)(nil)
@@ -72,7 +75,7 @@ func (c *clients) Invoke(op workloads.Op) {
 	body := workloads.RequestBody(op, id)
 	c.r.rec.Record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
 	c.r.router.count("ops." + history.OpInvoke)
-	p := &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	p := &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent, long: op.Long}
 	p.timer = time.AfterFunc(c.timeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -130,10 +133,14 @@ func (c *clients) reply(from string, env wire.Envelope) {
 		c.r.refuse(from, RefusedReply, fmt.Sprintf("a %s to %s in reply to request %d, %s", quote([]byte(rb.Type)), env.Dest, rb.InReplyTo, why))
 		return
 	}
-	typ, value := workloads.Outcome(rb, env.Body, op.result)
+	typ, value := workloads.Outcome(rb, env.Body, op.result, op.absent)
+	bound := MaxField
+	if op.long && typ == history.OpOK {
+		bound = MaxLine // a read of a whole set: as long as the line it came in
+	}
 	// The body is cloned: the workload may read it after the line it came
 	// in is reused.
-	c.complete(rb.InReplyTo, typ, Clip(value, MaxField), bytes.Clone(env.Body))
+	c.complete(rb.InReplyTo, typ, Clip(value, bound), bytes.Clone(env.Body))
 }
 
 // complete records the end of an operation (called under mu); body is

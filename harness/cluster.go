@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/clockfault"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
@@ -60,6 +61,9 @@ type member struct {
 	out  *stream    // its output
 	inc  int        // incarnations started so far
 	rate float64    // the clock rate a fault set, 0 for none
+	// clock is the clock skew in force on its processes (a foreign
+	// node's, or a jump), kept across incarnations.
+	clock clockfault.Node
 	// resumed is non-nil while the node is paused, and closed when it is
 	// resumed (or ends): the writer holds deliveries until then.
 	resumed chan struct{}
@@ -116,6 +120,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, startError(m.name, err)
 	}
+	r.clockStarted(m, p.Pid())
 	m.mu.Lock()
 	m.inc++
 	inc, rate := m.inc, m.rate

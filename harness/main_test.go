@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "hostile" {
 		os.Exit(hostileMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "gset" {
+		os.Exit(gsetMain(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 

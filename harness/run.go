@@ -184,6 +184,10 @@ func (r *run) startAll(zero func(took time.Duration)) error {
 		r.openGate(zero)
 		return err
 	}
+	if err := r.checkClock(); err != nil {
+		r.openGate(zero)
+		return err
+	}
 	r.log.Progress("starting %d nodes", len(r.names))
 	type started struct {
 		i     int

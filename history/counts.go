@@ -46,4 +46,19 @@ const (
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"
+	// CountPolls prefixes the server driver's counts of its polls, per
+	// node and by how each question ended: "polls.n1.answered", and
+	// Poll* below.
+	CountPolls = "polls"
+)
+
+// How a poll's question ended (CountPolls): answered; not answered
+// within the poll's timeout (a paused or cut-off server); failed before
+// it (a refused connection, an HTTP error, a missing file, a command that
+// failed); and a round skipped, the node being down.
+const (
+	PollAnswered   = "answered"
+	PollUnanswered = "unanswered"
+	PollFailed     = "failed"
+	PollSkipped    = "skipped"
 )

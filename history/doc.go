@@ -23,6 +23,8 @@
 //	msg      what (send|deliver|drop|duplicate|corrupt), msg, src, dest, mtype, reason, body
 //	refused  node, what (output|line|report|reply|dest|…), detail
 //	limit    what (messages), node (whose message crossed it), value (the bound), detail
+//	ready    value (the leader), term, detail (what each node believed then)
+//	clock    node, what (seen|unseen), name (the clock fault's occurrence), value (the skew seen), detail
 //	unstarted what (failed|interrupted), detail (why)
 //	end      (the run finished normally; absent when it was killed)
 //
@@ -38,6 +40,9 @@
 //	          cas [k,[from,to]], ok the same
 //	echo      echo: the payload sent; ok: the echo the node sent back (a
 //	          string as it is, any other JSON value as its text)
+//	set       add: the element, an integer; ok the same. read: none; ok
+//	          the elements read, a JSON array (integers in increasing
+//	          order, anything else as JSON strings of its text)
 //
 // A fail or info completion's value says why: the error's text (or
 // "error N" without one), "timed out", "run ended". The meta event's
@@ -60,6 +65,21 @@
 // at its bound (history.max_messages), which bounds the history whatever
 // the nodes send; from then on messages are counted on the end event only,
 // and the checks that need every message say they cannot judge.
+//
+// A ready event says that the cluster was first seen ready: a node leading
+// and every other node following it. A run of real servers records it
+// once, when it happens, and its meta event says what the run waited for
+// before its faults began (ready).
+//
+// A clock event says what coup read back of a node's clocks under a clock
+// fault on real processes: seen, a process's own reads through the hook
+// coup put in (value: the skew its last read saw, as a Go duration, of
+// the wall clock when the fault skews it, else of the monotonic clock;
+// detail: the process, both clocks' skews, how many reads and, at the
+// fault's end, the rate measured between its first and last reading);
+// unseen, a process that read no clock through its vDSO, or could not be
+// read (detail: why). They follow the fault's nemesis start and come
+// before its end.
 //
 // An unstarted event says that the run's nodes did not all start, so that
 // nothing ran: a node or coup failed to start it (failed), or coup was

@@ -21,11 +21,25 @@ const (
 	// KindLimit: the harness stopped recording something past a bound
 	// (what "messages": history.max_messages); it goes on counting it.
 	KindLimit Kind = "limit"
+	// KindReady: the cluster was first seen ready: a node leading (value,
+	// with its term) and every other node following it; detail says
+	// what was seen. Real servers' runs record it once, when it happens.
+	KindReady Kind = "ready"
 	// KindUnstarted: the run's nodes did not all start, so nothing ran
 	// and nothing is judged; what says how (UnstartedFailed,
 	// UnstartedInterrupted), detail why, in coup's or the node's words.
 	// It follows the meta event, and the history has no end event.
 	KindUnstarted Kind = "unstarted"
+	// KindClock: what coup read back of a node's clocks under a clock
+	// fault (what ClockSeen or ClockUnseen; see the package
+	// documentation).
+	KindClock Kind = "clock"
+)
+
+// Clock event whats.
+const (
+	ClockSeen   = "seen"   // a process's reads saw the skew in value
+	ClockUnseen = "unseen" // a process read no clock coup could see
 )
 
 // Unstarted event whats: how a run's start ended.
@@ -144,7 +158,7 @@ type Meta struct {
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
 	// Workload is the kind of the scenario's workload ("election",
-	// "mutex", "lin-kv", "echo", "none"); it picks the default checks of
+	// "mutex", "lin-kv", "set", "echo", "none"); it picks the default checks of
 	// a foreign node's history that names none.
 	Workload string   `json:"workload,omitempty"`
 	Nodes    []string `json:"nodes"`
@@ -189,6 +203,12 @@ type Meta struct {
 	// history (virtual time, the algorithm in process); false for a run
 	// of real processes.
 	Simulated bool `json:"simulated,omitempty"`
+	// Ready is what the run waited to see before its faults and workload
+	// began, for a driver that watches the cluster form (real servers:
+	// "port", "leader" or "followers"); empty for one that does not. Such
+	// a run records the moment the cluster was first seen ready (a ready
+	// event), whatever it waited for.
+	Ready string `json:"ready,omitempty"`
 	// Servers is true when the nodes were real servers ([server]): their
 	// reports are what coup observed of them (log patterns, polls), not
 	// what they sent.

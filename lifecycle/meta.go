@@ -60,12 +60,25 @@ func NewWorkload(sc *scenario.Scenario) (workloads.Workload, time.Duration) {
 			mix = workloads.Mix{Read: w.Mix.Read, Write: w.Mix.Write, Cas: w.Mix.Cas}
 		}
 		return &workloads.KV{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate, Keys: w.Keys, Values: w.Values, Mix: mix,
-			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
+			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed, Final: finalReads(sc)}, timeout
+	case scenario.WorkloadSet:
+		return &workloads.Set{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate,
+			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed, Final: finalReads(sc)}, timeout
 	case scenario.WorkloadEcho:
 		return &workloads.Echo{Clients: w.Clients, Nodes: w.Targets, Rate: w.Rate,
 			At: w.At.D, Until: sc.Duration.D, Seed: sc.Seed}, timeout
 	}
 	return workloads.None{}, timeout
+}
+
+// finalReads are the workload's final reads: final_after after the heal,
+// which comes at the duration.
+func finalReads(sc *scenario.Scenario) workloads.Final {
+	readers, ok := sc.Workload.FinalReaders()
+	if !ok {
+		return workloads.Final{}
+	}
+	return workloads.Final{At: sc.Duration.D + sc.Workload.FinalAfter.D, Readers: readers}
 }
 
 // lookupSpec finds the built-in algorithm a scenario names, if any.

@@ -27,7 +27,11 @@ const (
 	Pause Kind = "pause"
 	// Resume continues a paused node (SIGCONT).
 	Resume Kind = "resume"
-	// Clock makes a built-in node's timers run Rate times fast.
+	// Clock skews a node's clocks: a jump (Offset), a rate (Rate), or
+	// both, from the moment it begins; its end, or a clock fault with
+	// Reset, puts them right. A built-in node's rate is its timers'
+	// (simulated, on every driver); anything else is done to the node's
+	// real processes (the pipe driver's foreign nodes, real servers).
 	Clock Kind = "clock"
 	// Partition cuts links, both ways or one way, in a shape.
 	Partition Kind = "partition"
@@ -300,11 +304,37 @@ type Fault struct {
 	// Cut is how a partition cuts real servers' streams; "" for a run of
 	// protocol nodes, where a cut message is dropped.
 	Cut CutKind
-	// Rate of a clock fault: timers run Rate times fast (0.5 is half speed).
+	// Rate of a clock fault: clocks and timers run Rate times fast (0.5
+	// is half speed); 0 leaves the rate alone.
 	Rate float64
+	// Offset of a clock fault: the clocks jump by it when it begins
+	// (forward, or back when negative).
+	Offset time.Duration
+	// Clocks a clock fault skews: the wall clock, the monotonic clocks
+	// (timeouts, leases), or both (the default).
+	Clocks Clocks
+	// Reset makes a clock fault put its target's clocks right, at once:
+	// it ends the skew of any clock fault in force there.
+	Reset bool
 	// Delta bounds the delay of every message on a timely link.
 	Delta time.Duration
 }
+
+// Clocks says which clocks a clock fault skews.
+type Clocks string
+
+// The clock sets.
+const (
+	Realtime   Clocks = "realtime"  // the wall clock (CLOCK_REALTIME, gettimeofday, time)
+	Monotonic  Clocks = "monotonic" // the clocks counted from boot (CLOCK_MONOTONIC, CLOCK_BOOTTIME)
+	BothClocks Clocks = "both"
+)
+
+// ClockSets lists the clock sets.
+var ClockSets = []Clocks{Realtime, Monotonic, BothClocks}
+
+// MaxClockRate bounds a clock fault's rate.
+const MaxClockRate = 1000
 
 // MinEvery is the shortest period of a repeated fault.
 const MinEvery = time.Millisecond
@@ -314,7 +344,7 @@ const MinEvery = time.Millisecond
 func Params(k Kind) []string {
 	switch k {
 	case Clock:
-		return []string{"rate"}
+		return []string{"rate", "offset", "clocks", "reset"}
 	case Partition:
 		return []string{"shape", "groups", "oneway", "direction", "cut"}
 	case Loss, Duplicate:
@@ -361,8 +391,8 @@ func (f *Fault) Check(nodes []string, duration time.Duration) error {
 	}
 	switch f.Kind {
 	case Clock:
-		if f.Rate <= 0 {
-			return fieldErr("rate", "must be more than zero (2 runs the node's timers twice as fast, 0.5 half as fast), got %g", f.Rate)
+		if err := f.checkClock(); err != nil {
+			return err
 		}
 	case Loss, Duplicate, Corrupt:
 		if f.Probability < 0 || f.Probability > 1 {
@@ -503,7 +533,7 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 	if f.Every > 0 && f.Every < MinEvery {
 		return fieldErr("every", "%s is shorter than %s: the faults would come faster than processes can take them", f.Every, MinEvery)
 	}
-	instant := f.Kind == Restart || f.Kind == Replace || f.Kind == Resume || f.Kind == Timely
+	instant := f.Kind == Restart || f.Kind == Replace || f.Kind == Resume || f.Kind == Timely || (f.Kind == Clock && f.Reset)
 	if instant && f.For > 0 {
 		return fieldErr("for", "a %s fault takes no time: it has no duration", f.Kind)
 	}
@@ -527,6 +557,33 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 		if f.For == 0 && !instant && f.Kind != Crash {
 			return fieldErr("for", "a repeated %s fault needs for, how long each occurrence lasts (else they would pile up until the heal)", f.Kind)
 		}
+	}
+	return nil
+}
+
+func (f *Fault) checkClock() error {
+	if f.Reset {
+		switch {
+		case f.Rate != 0:
+			return fieldErr("rate", "a reset puts the clocks right: it takes no rate")
+		case f.Offset != 0:
+			return fieldErr("offset", "a reset puts the clocks right: it takes no offset")
+		case f.Clocks != "":
+			return fieldErr("clocks", "a reset puts every clock right: it takes no clocks")
+		}
+		return nil
+	}
+	if f.Rate < 0 || f.Rate > MaxClockRate || f.Rate != f.Rate {
+		return fieldErr("rate", "must be more than zero and at most %d (2 runs the clocks twice as fast, 0.5 half as fast), got %g", MaxClockRate, f.Rate)
+	}
+	if f.Rate == 0 && f.Offset == 0 {
+		return fieldErr("rate", "a clock fault needs a rate (how fast the clocks run: 1.5, 0.8), an offset (a jump: \"30s\", \"-1m\"), or both; or reset = true to put them right")
+	}
+	if f.Clocks == "" {
+		f.Clocks = BothClocks
+	}
+	if !slices.Contains(ClockSets, f.Clocks) {
+		return fieldErr("clocks", "unknown clocks %q (known: realtime, monotonic, both)", f.Clocks)
 	}
 	return nil
 }

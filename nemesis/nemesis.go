@@ -29,6 +29,31 @@ type Cluster interface {
 	ClockRate(node string, rate float64) error
 }
 
+// Skew is what a clock fault does to a node's clocks, as a Clocker
+// carries it out: the zero Skew puts them right.
+type Skew struct {
+	// Offset is the jump when the fault begins.
+	Offset time.Duration
+	// Rate is how fast the clocks run from then on; 0 or 1 is the true
+	// rate.
+	Rate float64
+	// Clocks are the clocks skewed.
+	Clocks Clocks
+	// Fault names the occurrence ("faults[0]#1"), for the history.
+	Fault string
+}
+
+// IsZero reports whether the skew leaves the clocks true.
+func (s Skew) IsZero() bool { return s.Offset == 0 && (s.Rate == 0 || s.Rate == 1) }
+
+// Clocker is a Cluster that skews a node's clocks beyond a rate of its
+// timers: a driver of real processes. Apply gives it every clock action;
+// a Cluster that is not one gets ClockRate for a rate, and a clock fault
+// with an offset is refused before it runs.
+type Clocker interface {
+	Clock(node string, s Skew) error
+}
+
 // Replacer is a Cluster that replaces a node its own way: the server
 // driver wipes a real server's data and lets it join again. Apply replaces
 // a node of any other Cluster by a crash and a restart.
@@ -85,6 +110,7 @@ type Action struct {
 	Skip string
 
 	rate float64
+	skew Skew
 	rule *rule
 }
 
@@ -122,6 +148,9 @@ type Nemesis struct {
 	seq    uint64
 	active []*instance
 	healed bool
+	// clockOwner is the clock fault occurrence whose skew each node's
+	// clocks hold ("" for none).
+	clockOwner map[string]string
 }
 
 type faultState struct {
@@ -146,6 +175,8 @@ func New(cfg Config) *Nemesis {
 		cfg:  cfg,
 		net:  NewNet(cfg.Latency, cfg.Jitter, cfg.FIFO, rand.New(rand.NewPCG(uint64(cfg.Seed), netStream))),
 		view: newView(cfg.Nodes),
+
+		clockOwner: map[string]string{},
 	}
 	n.net.Spread = cfg.Spread
 	for i := range cfg.Faults {
@@ -330,8 +361,20 @@ func (n *Nemesis) Apply(a Action, c Cluster) error {
 	case a.Kind == Pause, a.Kind == Resume:
 		each("resume", c.Resume)
 	case a.Kind == Clock:
-		rate := a.rate
+		skew := a.skew
 		if !start {
+			skew = Skew{Fault: a.Name}
+		}
+		if cl, ok := c.(Clocker); ok {
+			each("clock", func(node string) error { return cl.Clock(node, skew) })
+			break
+		}
+		if skew.Offset != 0 {
+			errs = append(errs, errors.New("this driver cannot make a clock jump"))
+			break
+		}
+		rate := skew.Rate
+		if rate == 0 {
 			rate = 1
 		}
 		each("clock rate", func(node string) error { return c.ClockRate(node, rate) })
@@ -346,6 +389,8 @@ func lasts(f *Fault) bool {
 		return false
 	case Crash:
 		return f.For > 0
+	case Clock:
+		return !f.Reset
 	}
 	return true
 }
@@ -372,6 +417,13 @@ func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
 	switch f.Kind {
 	case Clock:
 		a.rate = f.Rate
+		a.skew = Skew{Offset: f.Offset, Rate: f.Rate, Clocks: f.Clocks, Fault: a.Name}
+		for _, node := range nodes {
+			n.clockOwner[node] = a.Name
+			if f.Reset {
+				n.clockOwner[node] = ""
+			}
+		}
 	case Partition:
 		l := cuts(f, n.cfg.Nodes, nodes, fs.rng)
 		a.rule = &rule{name: a.Name, kind: Partition, cut: l.cut, refuse: f.Cut == Refuse}
@@ -411,6 +463,21 @@ func (n *Nemesis) end(in *instance, at time.Duration) Action {
 	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseEnd, Name: in.name, Nodes: in.nodes, Detail: in.detail}
 	var want procState
 	switch f.Kind {
+	case Clock:
+		// Only the nodes whose clocks are still this occurrence's: a
+		// later clock fault, or a reset, has taken the others.
+		var still []string
+		for _, node := range in.nodes {
+			if n.clockOwner[node] == in.name {
+				still = append(still, node)
+				n.clockOwner[node] = ""
+			}
+		}
+		a.Nodes = still
+		if len(still) == 0 {
+			a.Skip = fmt.Sprintf("nothing to undo: the clocks of %v were set again since", in.nodes)
+		}
+		return a
 	case Pause:
 		want = paused
 	case Crash:
@@ -438,7 +505,7 @@ func (n *Nemesis) end(in *instance, at time.Duration) Action {
 func describe(f *Fault) string {
 	switch f.Kind {
 	case Clock:
-		return fmt.Sprintf("rate %g", f.Rate)
+		return describeClock(f)
 	case Loss, Duplicate:
 		return fmt.Sprintf("p=%g %s", f.Probability, f.Direction)
 	case Corrupt:
@@ -451,6 +518,27 @@ func describe(f *Fault) string {
 		return fmt.Sprintf("GST: links %s timely within %s", f.Direction, f.Delta)
 	}
 	return ""
+}
+
+func describeClock(f *Fault) string {
+	if f.Reset {
+		return "reset: clocks right"
+	}
+	var parts []string
+	if f.Offset != 0 {
+		sign := "+"
+		if f.Offset < 0 {
+			sign = ""
+		}
+		parts = append(parts, "offset "+sign+f.Offset.String())
+	}
+	if f.Rate != 0 {
+		parts = append(parts, fmt.Sprintf("rate %g", f.Rate))
+	}
+	if f.Clocks != BothClocks && f.Clocks != "" {
+		parts = append(parts, string(f.Clocks)+" only")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func joinDetail(a, b string) string {

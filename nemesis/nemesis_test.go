@@ -354,6 +354,53 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// A Clocker gets every clock action with its skew; an end gives the zero
+// skew only to the nodes whose clocks are still that fault's.
+func TestApplyClocker(t *testing.T) {
+	n3 := Target{Nodes: []string{"n3"}}
+	n := newChecked(t, 1,
+		Fault{Kind: Clock, Target: n3, At: 10 * ms, For: 30 * ms, Offset: -time.Second, Clocks: Realtime},
+		Fault{Kind: Clock, Target: n3, At: 20 * ms, For: 10 * ms, Rate: 1.5},
+		Fault{Kind: Clock, Target: n3, At: 50 * ms, Rate: 0.5},
+		Fault{Kind: Clock, Target: n3, At: 60 * ms, Reset: true},
+	)
+	c := &fakeClocker{}
+	var skipped []string
+	acts := runPlan(n)
+	acts = append(acts, n.Heal(time.Second)...)
+	for _, a := range acts {
+		if a.Skip != "" {
+			skipped = append(skipped, a.Name+" "+a.Phase)
+			continue
+		}
+		if err := n.Apply(a, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"clock n3 -1s×0 realtime faults[0]#1", // the jump
+		"clock n3 0s×1.5 both faults[1]#1",    // a rate replaces it
+		"clock n3 0s×0  faults[1]#1",          // its end: clocks right
+		"clock n3 0s×0.5 both faults[2]#1",
+		"clock n3 0s×0  faults[3]#1", // the reset
+	}
+	if !slices.Equal(c.calls, want) {
+		t.Errorf("clock calls\n%s\nwant\n%s", strings.Join(c.calls, "\n"), strings.Join(want, "\n"))
+	}
+	// faults[0]'s end finds n3's clocks taken by faults[1]; faults[2],
+	// healed, finds them reset.
+	if !slices.Equal(skipped, []string{"faults[0]#1 end", "faults[2]#1 end"}) {
+		t.Errorf("skipped %v", skipped)
+	}
+}
+
+type fakeClocker struct{ fakeCluster }
+
+func (c *fakeClocker) Clock(n string, s Skew) error {
+	c.calls = append(c.calls, fmt.Sprintf("clock %s %v×%g %s %s", n, s.Offset, s.Rate, s.Clocks, s.Fault))
+	return nil
+}
+
 type fakeCluster struct{ calls []string }
 
 func (c *fakeCluster) Crash(n string) error   { c.calls = append(c.calls, "crash "+n); return nil }
@@ -462,7 +509,11 @@ func TestCheck(t *testing.T) {
 		{"group names no node", Fault{Kind: Partition, Groups: [][]string{{"n1", "x"}}}, "groups", "names no node"},
 		{"node in two groups", Fault{Kind: Partition, Groups: [][]string{{"n1"}, {"n1"}}}, "groups", "two groups"},
 		{"bridge of two", Fault{Kind: Partition, Shape: Bridge, Target: Target{Nodes: []string{"n1", "n2"}}}, "target", "one node"},
-		{"clock without rate", Fault{Kind: Clock, Target: one}, "rate", "more than zero"},
+		{"clock without rate", Fault{Kind: Clock, Target: one}, "rate", "needs a rate"},
+		{"clock with a negative rate", Fault{Kind: Clock, Target: one, Rate: -1}, "rate", "more than zero"},
+		{"reset with an offset", Fault{Kind: Clock, Target: one, Reset: true, Offset: ms}, "offset", "no offset"},
+		{"reset for a while", Fault{Kind: Clock, Target: one, Reset: true, For: ms}, "for", "no duration"},
+		{"unknown clocks", Fault{Kind: Clock, Target: one, Offset: ms, Clocks: "tai"}, "clocks", "unknown clocks"},
 		{"delay of nothing", Fault{Kind: Delay}, "delay", "needs a delay"},
 		{"unknown distribution", Fault{Kind: Delay, Delay: ms, Distribution: "pareto"}, "distribution", "unknown"},
 		{"unknown mode", Fault{Kind: Corrupt, Probability: 1, Mode: "scramble"}, "mode", "unknown"},

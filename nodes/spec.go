@@ -56,6 +56,10 @@ const (
 	// KindEcho nodes answer Maelstrom's echo workload. No built-in
 	// algorithm is one.
 	KindEcho = "echo"
+	// KindSet nodes keep a set that grows, serving Jepsen's set workload
+	// in Maelstrom's g-set bodies (add, read). No built-in algorithm is
+	// one.
+	KindSet = "set"
 )
 
 // IsMutex reports whether the algorithm grants mutual exclusion.

@@ -66,6 +66,7 @@ svg text.row { font-size: 11px; }
 {{.WindowCSS}}
 .note { color: #444; font-size: 0.92em; margin: 0.3em 0; }
 .key { font-size: 0.9em; color: #444; }
+td.bad { color: #c62828; font-weight: bold; }
 a.file { font-weight: bold; }
 code { font-size: 0.92em; }
 </style>
@@ -82,10 +83,10 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}
 {{if .Results.Notes}}<ul class="notes">{{range .Results.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Results.Skipped}}<p>{{len .Results.Skipped}} line(s) of the history could not be read and were skipped:{{range .Results.Skipped}} line {{.Line}} ({{.Err}});{{end}} the rest was checked.</p>{{end}}
-<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}<a href="#messages">messages</a>{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
+<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}<a href="#messages">messages</a>{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
 
 <h2 id="timeline">Timeline</h2>
-<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id. Yellow bands are the nemesis's faults; red outlines are the intervals of failed checks; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
+<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id. Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the intervals of failed checks; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
 <div class="legend">Believes in: {{.Legend}}</div>
 <div class="drawing">{{.Timeline}}</div>
 {{if .Hidden}}<p class="note">{{.Hidden}} more nodes are not drawn: the page draws the first 64.</p>{{end}}
@@ -119,6 +120,15 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 <p class="key">One lane per client. A dotted bar is a client waiting for an acquire, a thick bar a client holding the lock by its own account (from its acquire's ok until it asked to release), a thin bar a release on its way; ✕ ends a request that failed, ? one that timed out or had no answer; hatching over a client's lane is its process paused by the nemesis. The lane "held by 2+" is red wherever two or more clients held the lock at once; below it, each node's lane shows when it said it was in the critical section.{{range $.Files}} Porcupine's step-by-step view of the lock history: <a class="file" href="{{.Name}}">{{.Name}}</a>.{{end}}</p>
 <div class="drawing">{{.SVG}}</div>
 {{if .Hidden}}<p class="note">{{.Hidden}} more clients are not drawn: the page draws the first 64.</p>{{end}}
+{{end}}
+
+{{with .Lost}}<h2 id="lost-writes">Lost writes</h2>
+<p class="key">What became of every {{if eq .Workload "lin-kv"}}write and compare-and-set{{else}}add{{end}}, by the final reads after the heal (the check <a href="#check-lost-writes">lost-writes</a>, <span class="badge {{verdictClass .Valid}}">{{.Valid}}</span>): an acknowledged write is lost when no final read made after its acknowledgement has it{{if eq .Workload "lin-kv"}} and no other write of its key may have come after it{{end}}; one that was not acknowledged (it timed out, or failed) and is there was recovered.</p>
+<table id="lost-counts">{{range .Counts}}<tr><th>{{.What}}</th><td{{if .Class}} class="{{.Class}}"{{end}}>{{.N}}</td></tr>{{end}}</table>
+{{if .Windows}}<p class="note">When the lost writes were acknowledged, and by which nodes (lost writes less than a second apart are one window), with the nemesis's faults in force then or begun within a second after:</p>
+<table id="lost-windows"><tr><th>from</th><th>to</th><th>for</th><th>lost</th><th>acknowledged by</th><th>faults</th></tr>
+{{range .Windows}}<tr><td>{{.From}}</td><td>{{.To}}</td><td>{{.Span}}</td><td>{{.Lost}}</td><td>{{.Nodes}}</td><td>{{.Faults}}</td></tr>{{end}}</table>{{end}}
+{{if .Lost}}<p class="note" id="lost-named">Lost: {{range $i, $l := .Lost}}{{if $i}}, {{end}}<span title="{{$l.Process}} at {{$l.Node}}">{{$l.Write}}</span>{{end}}{{if .More}} and {{.More}} more{{end}}.</p>{{end}}
 {{end}}
 
 {{if .Metrics}}<h2 id="metrics">Metrics</h2>

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,6 +48,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	}
 	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
 	page.Mutex = m.mutexLanes()
+	page.Lost = lostWritesView(res)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
@@ -111,6 +114,8 @@ type reportPage struct {
 	MetricsLeftOut    int
 	MetricsUnreadable int
 	Mutex             *mutexView
+	// Lost is the lost-writes section, for a run judged by lost-writes.
+	Lost *lostView
 	// Files are the documents the checks made, beside the page.
 	Files []checks.File
 }
@@ -181,7 +186,7 @@ func eventText(e *history.Event) string {
 			parts = append(parts, fmt.Sprintf("(incarnation %d)", e.Incarnation))
 		}
 	case history.KindOp:
-		parts = append(parts, e.F, e.Type, "by "+e.Process, e.Value)
+		parts = append(parts, e.F, e.Type, "by "+e.Process, short(e.Value, maxOpValue))
 		if e.Token != nil {
 			parts = append(parts, fmt.Sprintf("fencing token %d", *e.Token))
 		}
@@ -292,6 +297,10 @@ func table(list []any) ([]string, [][]string) {
 	return head, rows
 }
 
+// maxOpValue bounds the value of an operation in an evidence row (a read
+// of a whole set may hold thousands of elements).
+const maxOpValue = 200
+
 // maxStatRows bounds each list of counts in the report.
 const maxStatRows = 50
 
@@ -335,6 +344,7 @@ func statRows(s *verdict.Stats) [][2]string {
 	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
+	rows = append(rows, pollRows(s.Polls)...)
 	if _, ok := s.Counts[history.CountLinkConns]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountLinkConns, "links: connections through coup's proxies"},
@@ -347,6 +357,21 @@ func statRows(s *verdict.Stats) [][2]string {
 		} {
 			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
 		}
+	}
+	return rows
+}
+
+// pollRows are the polls' counts, one row per node (up to maxStatRows).
+func pollRows(polls map[string]verdict.PollStats) [][2]string {
+	var rows [][2]string
+	for i, node := range slices.Sorted(maps.Keys(polls)) {
+		if i == maxStatRows {
+			rows = append(rows, [2]string{"polls: more nodes", fmt.Sprint(len(polls) - maxStatRows)})
+			break
+		}
+		p := polls[node]
+		rows = append(rows, [2]string{"polls of " + short(node, 60) + ": answered, unanswered within the timeout, failed, rounds skipped (down)",
+			fmt.Sprintf("%d, %d, %d, %d", p.Answered, p.Unanswered, p.Failed, p.Skipped)})
 	}
 	return rows
 }

@@ -32,6 +32,7 @@ func (m *reportModel) timelineSVG() string {
 	c.rowLabels(true)
 	m.drawBeliefs(c)
 	m.drawMarks(c)
+	m.drawClocks(c)
 	c.axisTicks()
 	if m.tl.RunEnd < m.tl.End {
 		c.vline(m.tl.RunEnd, "", fmt.Sprintf("the harness began stopping the nodes at %s: the end of the run the checks judge", secs(m.tl.RunEnd)), "#000", "2,2", false)

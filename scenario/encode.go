@@ -162,6 +162,10 @@ func (s *Scenario) encodeWorkload(b *bytes.Buffer) {
 	if w.Mix != nil {
 		put("mix", rawTOML(fmt.Sprintf("{ read = %s, write = %s, cas = %s }", value(w.Mix.Read), value(w.Mix.Write), value(w.Mix.Cas))))
 	}
+	if w.FinalReads != "" {
+		put("final_reads", w.FinalReads)
+	}
+	dur("final_after", w.FinalAfter)
 	if lines.Len() > 0 {
 		b.WriteString("\n[workload]\n")
 		b.Write(lines.Bytes())
@@ -220,6 +224,13 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 	}
 	if f.Rate != nil {
 		kv("rate", *f.Rate)
+	}
+	dur("offset", f.Offset)
+	if f.Clocks != "" {
+		kv("clocks", f.Clocks)
+	}
+	if f.Reset != nil {
+		kv("reset", *f.Reset)
 	}
 	dur("delta", f.Delta)
 }

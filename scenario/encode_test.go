@@ -21,7 +21,7 @@ func comparable(s *Scenario) Scenario {
 	c.Faults = append([]Fault(nil), s.Faults...)
 	for i := range c.Faults {
 		f := &c.Faults[i]
-		for _, d := range []*Duration{&f.At, &f.For, &f.Every, &f.Delay, &f.Jitter, &f.Delta} {
+		for _, d := range []*Duration{&f.At, &f.For, &f.Every, &f.Delay, &f.Jitter, &f.Delta, &f.Offset} {
 			clear(d)
 		}
 	}
@@ -113,5 +113,22 @@ func TestQuote(t *testing.T) {
 		if sc.Description != s {
 			t.Errorf("quote(%q) read back as %q", s, sc.Description)
 		}
+	}
+}
+
+// A clock jump back is written as it was given, and read back the same.
+func TestEncodeClockJumpBack(t *testing.T) {
+	s, err := Parse("t.toml", "algorithm = \"bully\"\nnodes = 3\n[[faults]]\nkind = \"clock\"\ntarget = \"n1\"\noffset = \"-5s\"\nclocks = \"realtime\"\n[[faults]]\nkind = \"clock\"\ntarget = \"n1\"\nreset = true\nat = \"500ms\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(s.Encode(""))
+	back, err := Parse("t.toml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	f := back.NemesisFaults()
+	if len(f) != 2 || f[0].Offset != -5*time.Second || f[0].Clocks != "realtime" || !f[1].Reset {
+		t.Fatalf("read back %+v from\n%s", f, text)
 	}
 }

@@ -52,6 +52,10 @@ type Explore struct {
 	Delay []Duration `toml:"delay"`
 	// Rate bounds a clock fault's rate: [slowest, fastest].
 	Rate []float64 `toml:"rate"`
+	// Offset bounds a clock fault's jump, ahead or back: [smallest,
+	// largest]. Real processes only (servers, a node program of one's
+	// own): the simulator's clocks only run fast or slow.
+	Offset []Duration `toml:"offset"`
 }
 
 // Trigger names what may start an explored fault.
@@ -99,6 +103,11 @@ func (t Trigger) When() *When {
 var exploreKinds = []nemesis.Kind{nemesis.Crash, nemesis.Restart, nemesis.Replace, nemesis.Pause, nemesis.Clock,
 	nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Joker}
 
+// defaultOffset bounds the clock jumps explored on real processes: from
+// a second, past a typical election timeout, to half a minute, past a
+// typical lease or session.
+var defaultOffset = [2]time.Duration{time.Second, 30 * time.Second}
+
 // DefaultMaxFaults is [explore] max_faults's default.
 const DefaultMaxFaults = 3
 
@@ -117,6 +126,9 @@ type Vocabulary struct {
 	// At, For and Delay are [min, max]; Probability and Rate too.
 	At, For, Delay    [2]time.Duration
 	Probability, Rate [2]float64
+	// Offset bounds a clock fault's jump (its size; ahead or back is
+	// drawn); zero when the scenario's clocks cannot jump.
+	Offset [2]time.Duration
 }
 
 // Vocabulary is the scenario's vocabulary for `coup explore`: its
@@ -162,6 +174,9 @@ func (s *Scenario) Vocabulary() Vocabulary {
 	if len(e.Rate) == 2 {
 		v.Rate = [2]float64{e.Rate[0], e.Rate[1]}
 	}
+	if len(e.Offset) == 2 {
+		v.Offset = [2]time.Duration{e.Offset[0].D, e.Offset[1].D}
+	}
 	// What a kind cannot take is left out of the defaults, whatever the
 	// table says of the kinds: a holder only for a pause.
 	if !s.holderPossible() {
@@ -173,8 +188,8 @@ func (s *Scenario) Vocabulary() Vocabulary {
 // defaultVocabulary is the vocabulary of a scenario whose [explore] table
 // says nothing: a real server's preset takes partitions (stalled or
 // refused), pauses and crashes; a built-in algorithm its process faults,
-// partitions, loss, delay and (state machines) clock rates; a node program
-// of one's own the same but clocks. Every scenario may be hit at a time or
+// partitions, loss, delay and clock rates; real processes (a server's, a
+// node program of one's own) clock jumps too. Every scenario may be hit at a time or
 // at a change of leader; a built-in election also when a node joins an
 // election, a lock when it is granted or released, a workload with
 // clients while an operation is under way, and protocol nodes as a
@@ -194,15 +209,17 @@ func (s *Scenario) defaultVocabulary() Vocabulary {
 	}
 	switch {
 	case s.Server != nil:
-		v.Kinds = []nemesis.Kind{nemesis.Partition, nemesis.Pause, nemesis.Crash}
+		v.Kinds = []nemesis.Kind{nemesis.Partition, nemesis.Pause, nemesis.Crash, nemesis.Clock}
 		v.Cuts = []nemesis.CutKind{nemesis.Stall, nemesis.Refuse}
+		v.Offset = defaultOffset
 	case s.StateMachine():
 		v.Kinds = []nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Clock}
 		if s.Kind() == nodes.KindElection {
 			v.Triggers = append(v.Triggers, TriggerParticipant)
 		}
 	default:
-		v.Kinds = []nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay}
+		v.Kinds = []nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Clock}
+		v.Offset = defaultOffset
 	}
 	if s.Workload.Kind == WorkloadMutex {
 		v.Triggers = append(v.Triggers, TriggerAcquire, TriggerRelease)
@@ -223,7 +240,7 @@ func (s *Scenario) defaultVocabulary() Vocabulary {
 // may be in flight.
 func (s *Scenario) hasClients() bool {
 	switch s.Workload.Kind {
-	case WorkloadMutex, WorkloadLinKV, WorkloadEcho:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho:
 		return s.Server == nil || s.Server.Client != "" || len(s.Server.Adapter) > 0
 	}
 	return false
@@ -256,10 +273,8 @@ func (s *Scenario) validateExplore() error {
 			return s.errorf("explore.kinds", "%s cannot be explored: a timely fault has one time, the GST, and a resume only ends a pause (explore: %s)", k, names(exploreKinds))
 		case !slices.Contains(exploreKinds, kind):
 			return s.errorf("explore.kinds", "%s", unknownMsg("fault", k, names(exploreKinds)))
-		case kind == nemesis.Clock && s.Command != nil:
-			return s.errorf("explore.kinds", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
-		case s.Server != nil && (kind == nemesis.Clock || kind == nemesis.Duplicate || kind == nemesis.Joker):
-			return s.errorf("explore.kinds", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, partition, loss, delay and corrupt)", k)
+		case s.Server != nil && (kind == nemesis.Duplicate || kind == nemesis.Joker):
+			return s.errorf("explore.kinds", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, clock, partition, loss, delay and corrupt)", k)
 		}
 	}
 	if e.Kinds != nil && len(e.Kinds) == 0 {
@@ -329,6 +344,12 @@ func (s *Scenario) validateExplore() error {
 	}
 	if err := s.floatRange("explore.probability", e.Probability, 0, 1, true); err != nil {
 		return err
+	}
+	if err := s.durationRange("explore.offset", e.Offset, true); err != nil {
+		return err
+	}
+	if len(e.Offset) > 0 && s.Server == nil && s.Command == nil {
+		return s.errorf("explore.offset", "a clock jump is made to real processes (a server's, or a node program of your own): the built-in nodes' clocks only run fast or slow (rate)")
 	}
 	return s.floatRange("explore.rate", e.Rate, 0, math.Inf(1), false)
 }

@@ -61,10 +61,10 @@ func TestExploreDefaults(t *testing.T) {
 		{"built-in mutex", "algorithm = \"centralised\"\nnodes = 3\n",
 			nil, []Trigger{TriggerAcquire, TriggerRelease, TriggerInFlight}, []Trigger{TriggerParticipant}, false, false},
 		{"node of one's own", "command = [\"./mynode\"]\nnodes = 3\n",
-			[]nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay},
+			[]nemesis.Kind{nemesis.Crash, nemesis.Replace, nemesis.Pause, nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Clock},
 			[]Trigger{TriggerTime, TriggerLeader}, []Trigger{TriggerParticipant, TriggerInFlight}, false, false},
 		{"real servers", "nodes = 3\n[server]\npreset = \"etcd\"\nclient = \"etcd\"\nclient_processes = true\n[workload]\nkind = \"mutex\"\nclients = 2\n",
-			[]nemesis.Kind{nemesis.Partition, nemesis.Pause, nemesis.Crash},
+			[]nemesis.Kind{nemesis.Partition, nemesis.Pause, nemesis.Crash, nemesis.Clock},
 			[]Trigger{TriggerAcquire, TriggerInFlight}, []Trigger{TriggerParticipant, TriggerMessage}, true, true},
 	}
 	for _, tt := range tests {

@@ -74,7 +74,7 @@ func TestBadKVScenarios(t *testing.T) {
 		{"initiators", goodKV + "initiators = [\"n1\"]\n", 9, "workload.initiators", `only for kind = "election"`},
 		{"keys for echo", strings.Replace(goodKV, `"lin-kv"`, `"echo"`, 1) + "keys = 4\n", 9, "workload.keys", `only for kind = "lin-kv" (this workload is "echo")`},
 		{"keys for a lock", strings.Replace(goodKV, `"lin-kv"`, `"mutex"`, 1) + "mix = { read = 1 }\n", 9, "workload.mix", `only for kind = "lin-kv"`},
-		{"clients for an election", strings.Replace(goodKV, `"lin-kv"`, `"election"`, 1) + "clients = 2\n", 9, "workload.clients", `only for kind = "mutex", "lin-kv" or "echo"`},
+		{"clients for an election", strings.Replace(goodKV, `"lin-kv"`, `"election"`, 1) + "clients = 2\n", 9, "workload.clients", `only for kind = "mutex", "lin-kv", "set" or "echo"`},
 		{"no keys", goodKV + "keys = -1\n", 9, "workload.keys", "from 1 to"},
 		{"no values", goodKV + "values = -3\n", 9, "workload.values", "from 1 to"},
 		{"a negative weight", goodKV + "mix = { read = 1, write = -1 }\n", 9, "workload.mix.write", "0 or more"},

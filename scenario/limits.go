@@ -47,7 +47,8 @@ var openFileLimit = func() int {
 }
 
 // serverFiles is about how many files coup holds open at once in a run
-// of n of the scenario's servers: its own, each server's, a listening
+// of n of the scenario's servers: its own, each server's and each of its
+// sidecars' (as many as a server's), a listening
 // proxy for each peer port of each server (of each ordered pair, with
 // address links), room for LinkConnections on each ordered pair, and
 // each client's.
@@ -61,7 +62,8 @@ func (s *Scenario) serverFiles(n int) int {
 	if sv.ClientsAreProcesses() {
 		clients += s.Workload.Clients * clientProcessFiles
 	}
-	return runFiles + n*serverFiles + listeners + 2*LinkConnections*n*(n-1) + clients
+	processes := n * (1 + len(sv.Sidecars))
+	return runFiles + processes*serverFiles + listeners + 2*LinkConnections*n*(n-1) + clients
 }
 
 // validateServerCount refuses more servers than the loopback layout has

@@ -111,4 +111,13 @@ func TestServersBeyondTheOpenFileLimit(t *testing.T) {
 	if got, want := c.serverFiles(3)-s.serverFiles(3), 10*(clientFiles+clientProcessFiles); got != want {
 		t.Errorf("10 client processes add %d files, want %d", got, want)
 	}
+	// A host's sidecar holds as many as its server.
+	withSidecar := strings.Replace(serverWith(3, LinksAddress), "[[server.log]]", "[[server.sidecar]]\nname = \"agent\"\ncommand = [\"./agent\"]\n\n[[server.log]]", 1)
+	h, err := Parse("svc.toml", withSidecar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.serverFiles(3)-s.serverFiles(3), 3*serverFiles; got != want {
+		t.Errorf("a sidecar on each of 3 hosts adds %d files, want %d", got, want)
+	}
 }

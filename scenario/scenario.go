@@ -96,11 +96,13 @@ type Network struct {
 type Workload struct {
 	// Kind is "election" (ask initiators to start an election), "mutex"
 	// (clients acquire and release a lock), "lin-kv" (clients read, write
-	// and compare-and-set keys, Maelstrom's workload), "echo" (clients
-	// send echoes, Maelstrom's) or "none" (the algorithm starts by
-	// itself). Default "mutex" for a mutual-exclusion algorithm,
-	// "election" otherwise. lin-kv and echo are served by foreign nodes
-	// (command) only.
+	// and compare-and-set keys, Maelstrom's workload), "set" (clients add
+	// unique elements to a set, Jepsen's workload in Maelstrom's g-set
+	// bodies), "echo" (clients send echoes, Maelstrom's) or "none" (the
+	// algorithm starts by itself). Default "mutex" for a
+	// mutual-exclusion algorithm, "election" otherwise. lin-kv, set and
+	// echo are served by foreign nodes (command, a machine of your own,
+	// real servers) only.
 	Kind string `toml:"kind"`
 	// Initiators are the nodes asked to start an election, or ["all"].
 	// Default: the first node. Election workloads only.
@@ -114,7 +116,7 @@ type Workload struct {
 	Timeout Duration `toml:"timeout"`
 
 	// Clients is the number of clients (default: one per node). Mutex,
-	// lin-kv and echo workloads only, like targets and rate.
+	// lin-kv, set and echo workloads only, like targets and rate.
 	Clients int `toml:"clients"`
 	// Targets are the nodes the clients talk to: client ci talks to the
 	// ((i−1) mod len)-th (default: every node, in ring order).
@@ -140,6 +142,18 @@ type Workload struct {
 	// Mix weighs the lin-kv operations (default: read, write and cas
 	// alike).
 	Mix *Mix `toml:"mix"`
+
+	// FinalReads says who reads, after the heal, what the clients wrote
+	// (the whole set; every key written), for the lost-writes check:
+	// "all" (every client, each through its own node), "none", or one
+	// client ("c2"). Default "all" for a set workload, and for lin-kv when
+	// the checks include lost-writes; "none" otherwise. Set and lin-kv
+	// workloads only, like final_after.
+	FinalReads string `toml:"final_reads"`
+	// FinalAfter is how long after the heal the final reads begin
+	// (default: half the recovery window); it must be shorter than the
+	// recovery window.
+	FinalAfter Duration `toml:"final_after"`
 }
 
 // Mix weighs the lin-kv operations: each is picked with a probability in
@@ -194,8 +208,15 @@ type Fault struct {
 	// (bytes held until the heal, the default) or refuse (connections
 	// reset and refused). Server scenarios only.
 	Cut string `toml:"cut"`
-	// Rate of a clock fault.
+	// Rate of a clock fault: how fast the clocks run (1.5, 0.8).
 	Rate *float64 `toml:"rate"`
+	// Offset of a clock fault: a jump, forward ("30s") or back ("-30s").
+	Offset Duration `toml:"offset"`
+	// Clocks a clock fault skews: realtime, monotonic or both (the
+	// default).
+	Clocks string `toml:"clocks"`
+	// Reset makes a clock fault put its target's clocks right.
+	Reset *bool `toml:"reset"`
 	// Delta bounds every message's delay on a timely link.
 	Delta Duration `toml:"delta"`
 }

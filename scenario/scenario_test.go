@@ -233,7 +233,10 @@ func TestBadFaults(t *testing.T) {
 		{"unknown shape", "kind = \"partition\"\nshape = \"star\"", 7, "faults[0].shape", "unknown shape"},
 		{"group names no node", "kind = \"partition\"\ngroups = [[\"n1\"], [\"n2\", \"n9\"]]", 7, "faults[0].groups", "names no node"},
 		{"parameter of another kind", "kind = \"crash\"\ntarget = \"n1\"\nprobability = 0.5", 8, "faults[0].probability", "not a parameter of a crash fault"},
-		{"clock without rate", "kind = \"clock\"\ntarget = \"n1\"", 5, "faults[0].rate", "more than zero"},
+		{"clock without rate", "kind = \"clock\"\ntarget = \"n1\"", 5, "faults[0].rate", "needs a rate"},
+		{"clock of unknown clocks", "kind = \"clock\"\ntarget = \"n1\"\noffset = \"-5s\"\nclocks = \"tai\"", 9, "faults[0].clocks", "unknown clocks"},
+		{"clock offset not a duration", "kind = \"clock\"\ntarget = \"n1\"\noffset = \"-5\"", 8, "faults[0].offset", "bad duration"},
+		{"reset with a rate", "kind = \"clock\"\ntarget = \"n1\"\nreset = true\nrate = 2", 9, "faults[0].rate", "no rate"},
 		{"unknown distribution", "kind = \"delay\"\ndelay = \"5ms\"\ndistribution = \"pareto\"", 8, "faults[0].distribution", "unknown distribution"},
 		{"unknown corruption", "kind = \"corrupt\"\nmode = \"scramble\"", 7, "faults[0].mode", "unknown corruption mode"},
 		{"trigger names no node", "kind = \"replace\"\ntarget = \"n5\"\nwhen = { report = \"participant\", node = \"n8\" }", 8, "faults[0].when.node", "names no node"},
@@ -242,7 +245,7 @@ func TestBadFaults(t *testing.T) {
 		{"second timely", "kind = \"timely\"\ndelta = \"5ms\"\n[[faults]]\nkind = \"timely\"\ndelta = \"5ms\"", 9, "faults[1].kind", "second timely"},
 		{"timely without delta", "kind = \"timely\"\nat = \"100ms\"", 5, "faults[0].delta", "needs delta"},
 		{"start after the run", "kind = \"loss\"\nat = \"2s\"", 7, "faults[0].at", "not within"},
-		{"clock of a foreign node", "kind = \"clock\"\ntarget = \"n1\"\nrate = 2", 6, "faults[0].kind", "built-in nodes"},
+		{"clock param of a foreign node's crash", "kind = \"crash\"\ntarget = \"n1\"\noffset = \"1s\"", 8, "faults[0].offset", "not a parameter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,7 +338,7 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 	for _, block := range blocks {
 		block = block[:strings.Index(block, "```")]
 		node := "algorithm = \"chang-roberts\"\n"
-		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) {
+		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) || strings.Contains(block, `kind = "set"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
 		if strings.Contains(block, "cut = ") {
@@ -411,7 +414,7 @@ func TestBadMutexScenarios(t *testing.T) {
 		{"clients for an election", `hold = "5ms"`, "kind = \"election\"\nclients = 3", 8, "workload.clients", "only for kind = \"mutex\""},
 		{"hold for an election", `hold = "5ms"`, "kind = \"none\"\nhold = \"5ms\"", 8, "workload.hold", "only for kind = \"mutex\""},
 		{"initiators for a lock", `hold = "5ms"`, `initiators = ["n1"]`, 7, "workload.initiators", "only for kind = \"election\""},
-		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, echo, none"},
+		{"unknown kind", `hold = "5ms"`, `kind = "locks"`, 7, "workload.kind", "known: election, mutex, lin-kv, set, echo, none"},
 		{"no clients", `hold = "5ms"`, `clients = -1`, 7, "workload.clients", "from 1 to"},
 		{"negative rate", `hold = "5ms"`, `rate = -2.5`, 7, "workload.rate", "positive"},
 		{"target names no node", `hold = "5ms"`, `targets = ["n1", "n7"]`, 7, "workload.targets", "names no node"},

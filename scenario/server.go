@@ -67,12 +67,28 @@ type Server struct {
 	// finds the dialler by its socket among the nodes' processes, for
 	// servers whose members must agree on one address per member.
 	Links string `toml:"links"`
-	// Ready names the port that accepts connections once the node is up
-	// (default: the first of ports).
+	// Ready names the port that accepts connections once the server is
+	// up (default: the first of ports; one of the server's own).
 	Ready string `toml:"ready"`
 	// StartTimeout is how long a node has to come up, at the start and
 	// after a restart (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
+	// ReadyState is what coup must see before the run's faults and
+	// workload begin, once every process of every host accepts
+	// connections on its ready port: "port" (nothing more: the default),
+	// "leader" (a node is seen to lead, by log or poll) or "followers" (a
+	// node is seen to lead and every other to follow it). A fault due
+	// earlier begins then, late; the run's zero stays the moment the
+	// ports were ready, so that the history times the election.
+	ReadyState string `toml:"ready_state"`
+	// ReadyTimeout is how long the cluster has to reach ReadyState after
+	// its ports are ready; past it the run fails, saying what was seen
+	// (default: StartTimeout).
+	ReadyTimeout Duration `toml:"ready_timeout"`
+	// Sidecars are the other programs of each node's host, beside the
+	// server ([[server.sidecar]]): a node is a host, whose processes
+	// start, crash, pause, resume, restart and are replaced together.
+	Sidecars []Sidecar `toml:"sidecar"`
 	// Replace is a command run (a template) when a node is replaced with
 	// its data wiped, after the old process is gone and before the new
 	// one starts; the node then starts with State "existing". etcd's
@@ -89,6 +105,12 @@ type Server struct {
 	Poll []Poll `toml:"poll"`
 	// PollEvery is the polls' interval (default 100ms).
 	PollEvery Duration `toml:"poll_every"`
+	// PollTimeout bounds each question of a poll, unless the poll gives
+	// its own timeout (default: PollEvery, at most 1s). An answer is read
+	// when it comes, so the timeout bounds how late a polled belief can
+	// be recorded; a question not answered within it counts as
+	// unanswered (a paused or cut-off server).
+	PollTimeout Duration `toml:"poll_timeout"`
 	// LossReset is how long a stream stalled by a loss fault waits before
 	// its connection is reset (default 1s).
 	LossReset Duration `toml:"loss_reset"`
@@ -127,6 +149,11 @@ type Server struct {
 	extraAt int
 	// timeoutsUsed are the keys of the timeouts the templates write.
 	timeoutsUsed []string
+	// ownPorts and ownPolls count the server's own ports and polls, at
+	// the start of Ports and Poll, before its sidecars' (validateSidecars);
+	// pollAt is each poll's key, for errors.
+	ownPorts, ownPolls int
+	pollAt             []string
 }
 
 // Pattern reads a belief from text: a regular expression whose named
@@ -158,7 +185,7 @@ type Poll struct {
 	File string `toml:"file"`
 	// Command is a program to run (templates); its stdout is the answer.
 	Command []string `toml:"command"`
-	// Timeout bounds one question (default: PollEvery, at most 1s).
+	// Timeout bounds one question (default: the server's PollTimeout).
 	Timeout Duration `toml:"timeout"`
 	// Match reads the answer.
 	Match []Pattern `toml:"match"`
@@ -175,6 +202,7 @@ const (
 const (
 	ClientEtcd        = "etcd"
 	ClientZooKeeper   = "zookeeper"
+	ClientRedis       = "redis"
 	ReadsLinearizable = "linearizable"
 	ReadsSerializable = "serializable"
 	ReadsPlain        = "plain"
@@ -191,8 +219,11 @@ const (
 const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultPollEvery    = 100 * time.Millisecond
-	DefaultLossReset    = time.Second
-	DefaultLockTTL      = 2 * time.Second
+	// MaxPollTimeoutDefault caps the default poll timeout (PollEvery):
+	// a slower poll leaves its default at 1s.
+	MaxPollTimeoutDefault = time.Second
+	DefaultLossReset      = time.Second
+	DefaultLockTTL        = 2 * time.Second
 )
 
 // ServerNode is what a template of Server may use, for one node.
@@ -225,6 +256,9 @@ type ServerNode struct {
 	// ElectionTimeout, HeartbeatEvery and Tick are the server's own
 	// timeouts, as the scenario gives them (0 when it does not).
 	ElectionTimeout, HeartbeatEvery, Tick Span
+	// Majority is the least number of nodes that is more than half of
+	// them (2 of 3): a quorum, for servers that are told theirs.
+	Majority int
 }
 
 // Span is a duration as a template writes it: {{.Tick.Ms}} is whole
@@ -285,6 +319,7 @@ type serverTemplates struct {
 	adapter                     []*template.Template
 	files, env                  map[string]*template.Template
 	polls                       []pollTemplates
+	sidecars                    [][]*template.Template
 }
 
 type pollTemplates struct {
@@ -296,7 +331,11 @@ type pollTemplates struct {
 type Rendered struct {
 	Command, Replace []string
 	Files, Env       map[string]string
-	Polls            []RenderedPoll
+	// Polls are the server's polls and then its sidecars', in the order
+	// of Server.Poll.
+	Polls []RenderedPoll
+	// Sidecars are the sidecars' commands, in order.
+	Sidecars []RenderedSidecar
 }
 
 // RenderedPoll is a poll with its addresses filled in.
@@ -353,6 +392,13 @@ func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
 			return nil, err
 		}
 		r.Polls = append(r.Polls, p)
+	}
+	for k, ts := range sv.tmpl.sidecars {
+		argv, err := execAll(ts, n)
+		if err != nil {
+			return nil, err
+		}
+		r.Sidecars = append(r.Sidecars, RenderedSidecar{Name: sv.Sidecars[k].Name, Command: argv})
 	}
 	return r, nil
 }
@@ -430,9 +476,6 @@ func (s *Scenario) validateServer() error {
 			return s.errorf("server.peer", "%q is not one of the ports (%s)", p, strings.Join(sv.Ports, ", "))
 		}
 	}
-	if len(sv.Peer) == 0 && s.Nodes > 1 {
-		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
-	}
 	switch sv.Links {
 	case "":
 		sv.Links = LinksAddress
@@ -451,6 +494,12 @@ func (s *Scenario) validateServer() error {
 	if err := s.duration("server.poll_every", &sv.PollEvery, DefaultPollEvery, true); err != nil {
 		return err
 	}
+	if err := s.duration("server.poll_timeout", &sv.PollTimeout, min(sv.PollEvery.D, MaxPollTimeoutDefault), true); err != nil {
+		return err
+	}
+	if sv.PollTimeout.Set && len(sv.Poll) == 0 {
+		return s.errorf("server.poll_timeout", "a timeout for polls, and the server has none ([[server.poll]])")
+	}
 	if err := s.duration("server.loss_reset", &sv.LossReset, DefaultLossReset, true); err != nil {
 		return err
 	}
@@ -462,18 +511,27 @@ func (s *Scenario) validateServer() error {
 			return s.errorf(keyPath("server.roles", raw), "unknown role %q (known: leader, follower, none)", role)
 		}
 	}
-	if len(sv.Log) == 0 && len(sv.Poll) == 0 {
-		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
-	}
 	for i := range sv.Log {
 		if err := s.validatePattern(fmt.Sprintf("server.log[%d]", i), &sv.Log[i]); err != nil {
 			return err
 		}
 	}
 	for i := range sv.Poll {
-		if err := s.validatePoll(i); err != nil {
+		if err := s.validatePollAt(fmt.Sprintf("server.poll[%d]", i), &sv.Poll[i]); err != nil {
 			return err
 		}
+	}
+	if err := s.validateSidecars(); err != nil {
+		return err
+	}
+	if err := s.validateReady(); err != nil {
+		return err
+	}
+	if len(sv.Peer) == 0 && s.Nodes > 1 {
+		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
+	}
+	if len(sv.Log) == 0 && len(sv.Poll) == 0 && !sv.sidecarLogs() {
+		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
 	}
 	if err := s.parseTemplates(); err != nil {
 		return err
@@ -481,14 +539,17 @@ func (s *Scenario) validateServer() error {
 	if err := s.checkTimeoutsUsed(); err != nil {
 		return err
 	}
-	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}}
+	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}, ClientRedis: nil}
 	known, ok := reads[sv.Client]
 	switch {
 	case sv.Client == "" && sv.Reads != "":
 		return s.errorf("server.reads", "only for a client (client = \"etcd\" or \"zookeeper\")")
 	case sv.Client == "":
 	case !ok:
-		return s.errorf("server.client", "unknown client %q (known: etcd, zookeeper)", sv.Client)
+		return s.errorf("server.client", "unknown client %q (known: etcd, redis, zookeeper)", sv.Client)
+	case len(known) == 0 && sv.Reads != "":
+		return s.errorf("server.reads", "the %s client has one way to read (from the master): it takes no reads", sv.Client)
+	case len(known) == 0:
 	case sv.Reads == "":
 		sv.Reads = known[0]
 	case !slices.Contains(known, sv.Reads):
@@ -499,16 +560,21 @@ func (s *Scenario) validateServer() error {
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
 	case sv.ClientProcesses && sv.Client == "":
 		return s.errorf("server.client_processes", "only for a built-in client (client = \"etcd\" or \"zookeeper\"); an adapter's clients are processes anyway")
+	case sv.ClientProcesses && sv.Client == ClientRedis:
+		return s.errorf("server.client_processes", "the redis client runs inside coup only (client = \"etcd\" or \"zookeeper\" run as processes)")
 	}
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
 		s.Workload.Kind = WorkloadNone
-	case WorkloadMutex, WorkloadLinKV:
+	case WorkloadMutex, WorkloadLinKV, WorkloadSet:
 		if sv.Client == "" && len(sv.Adapter) == 0 {
-			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
+			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\", \"redis\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
+		}
+		if s.Workload.Kind == WorkloadMutex && sv.Client == ClientRedis {
+			return s.errorf("workload.kind", "the redis client carries lin-kv (GET, SET, and a compare-and-set in a script) and set workloads (SADD, SMEMBERS), not locks")
 		}
 	default:
-		return s.errorf("workload.kind", "real servers take a lin-kv workload through their client, or none (%q is not served)", s.Workload.Kind)
+		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)
 	}
 	if s.Elects == "" {
 		s.Elects = "any"
@@ -549,9 +615,8 @@ func (s *Scenario) validatePattern(at string, p *Pattern) error {
 	return nil
 }
 
-func (s *Scenario) validatePoll(i int) error {
-	p := &s.Server.Poll[i]
-	at := fmt.Sprintf("server.poll[%d]", i)
+// validatePollAt checks the poll p, whose key is at.
+func (s *Scenario) validatePollAt(at string, p *Poll) error {
 	set := 0
 	for _, b := range []bool{p.TCP != "", p.HTTP != "", p.File != "", len(p.Command) > 0} {
 		if b {
@@ -564,7 +629,7 @@ func (s *Scenario) validatePoll(i int) error {
 	if p.Send != "" && p.TCP == "" {
 		return s.errorf(at+".send", "only for a tcp poll")
 	}
-	if err := s.duration(at+".timeout", &p.Timeout, min(s.Server.PollEvery.D, time.Second), true); err != nil {
+	if err := s.duration(at+".timeout", &p.Timeout, s.Server.PollTimeout.D, true); err != nil {
 		return err
 	}
 	if len(p.Match) == 0 {
@@ -651,7 +716,7 @@ func (s *Scenario) parseTemplates() error {
 	for i, p := range sv.Poll {
 		var pt pollTemplates
 		var err error
-		at := fmt.Sprintf("server.poll[%d]", i)
+		at := sv.pollAt[i]
 		for _, f := range []struct {
 			key, text string
 			out       **template.Template
@@ -670,6 +735,9 @@ func (s *Scenario) parseTemplates() error {
 			pt.command = append(pt.command, tt)
 		}
 		t.polls = append(t.polls, pt)
+	}
+	if err := s.parseSidecarTemplates(parse); err != nil {
+		return err
 	}
 	sample := SampleServerNodes(s)[0]
 	if _, err := sv.Render(sample); err != nil {
@@ -723,7 +791,8 @@ func ServerNodes(s *Scenario, dir string, host func(int) string, link func(int, 
 	for i := range n {
 		node := &ServerNode{ID: own[i].ID, Index: i + 1, Dir: dir + "/" + own[i].ID, Host: own[i].Host,
 			Port: own[i].Port, Addr: own[i].Addr, Reach: map[string]Endpoint{}, Nodes: own, State: "new", Scenario: folder,
-			ElectionTimeout: Span(sv.ElectionTimeout.D), HeartbeatEvery: Span(sv.HeartbeatEvery.D), Tick: Span(sv.Tick.D)}
+			ElectionTimeout: Span(sv.ElectionTimeout.D), HeartbeatEvery: Span(sv.HeartbeatEvery.D), Tick: Span(sv.Tick.D),
+			Majority: n/2 + 1}
 		node.Data = node.Dir + "/data"
 		for j := range n {
 			switch {
@@ -772,6 +841,15 @@ func (sv *Server) fillFrom(p *Server) {
 	if !sv.StartTimeout.Set {
 		sv.StartTimeout = p.StartTimeout
 	}
+	if sv.ReadyState == "" {
+		sv.ReadyState = p.ReadyState
+	}
+	if !sv.ReadyTimeout.Set {
+		sv.ReadyTimeout = p.ReadyTimeout
+	}
+	if sv.Sidecars == nil {
+		sv.Sidecars = p.Sidecars
+	}
 	if sv.Replace == nil {
 		sv.Replace = p.Replace
 	}
@@ -786,6 +864,9 @@ func (sv *Server) fillFrom(p *Server) {
 	}
 	if !sv.PollEvery.Set {
 		sv.PollEvery = p.PollEvery
+	}
+	if !sv.PollTimeout.Set {
+		sv.PollTimeout = p.PollTimeout
 	}
 	if !sv.LossReset.Set {
 		sv.LossReset = p.LossReset
@@ -864,9 +945,9 @@ func encodeServer(sv *Server) []byte {
 	if sv.Log != nil {
 		m["log"] = patterns(sv.Log)
 	}
-	if sv.Poll != nil {
+	encodePolls := func(ps []Poll) []map[string]any {
 		var polls []map[string]any
-		for _, p := range sv.Poll {
+		for _, p := range ps {
 			e := map[string]any{"match": patterns(p.Match)}
 			for k, v := range map[string]string{"tcp": p.TCP, "send": p.Send, "http": p.HTTP, "file": p.File} {
 				if v != "" {
@@ -881,7 +962,15 @@ func encodeServer(sv *Server) []byte {
 			}
 			polls = append(polls, e)
 		}
-		m["poll"] = polls
+		return polls
+	}
+	if sv.Poll != nil {
+		m["poll"] = encodePolls(sv.Poll)
+	}
+	str("ready_state", sv.ReadyState)
+	dur("ready_timeout", sv.ReadyTimeout)
+	if sv.Sidecars != nil {
+		m["sidecar"] = encodeSidecars(sv.Sidecars, patterns, encodePolls)
 	}
 	str("client", sv.Client)
 	str("reads", sv.Reads)
@@ -890,6 +979,7 @@ func encodeServer(sv *Server) []byte {
 	}
 	list("adapter", sv.Adapter)
 	dur("poll_every", sv.PollEvery)
+	dur("poll_timeout", sv.PollTimeout)
 	dur("loss_reset", sv.LossReset)
 	dur("lock_ttl", sv.LockTTL)
 	var b bytes.Buffer

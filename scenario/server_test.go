@@ -105,7 +105,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"bad role", `role = "leader"`, `role = "king"`, "server.log[0].role", "unknown role"},
 		{"bad template", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nreplace = [\"{{.Nope}}\"]", "server.replace[0]", "Nope"},
 		{"poll with two sources", `http = "http://{{.Addr.status}}/status"`, "http = \"http://x\"\n  file = \"f\"", "server.poll[0]", "exactly one"},
-		{"clock fault", `kind = "partition"`, `kind = "clock"`, "faults[0].kind", "no meaning for real servers"},
+		{"timely fault", `kind = "partition"`, `kind = "timely"`, "faults[0].kind", "no meaning for real servers"},
 		{"echo workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"echo\"", "workload.kind", "is not served"},
 		{"lin-kv workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"lin-kv\"", "workload.kind", "needs their client"},
 		{"mutex workload", `at = "1s"`, "at = \"1s\"\n[workload]\nkind = \"mutex\"", "workload.kind", "needs their client"},
@@ -117,7 +117,7 @@ func TestBadServerScenarios(t *testing.T) {
 		{"holder without a lock", `peer = ["peer"]`, "peer = [\"peer\"]\nadapter = [\"./a\"]\n[[faults]]\nkind = \"pause\"\ntarget = \"holder\"\nat = \"1s\"\n[workload]\nkind = \"lin-kv\"", "faults[0].target", "mutex workload"},
 		{"too many client processes", `peer = ["peer"]`, "peer = [\"peer\"]\nadapter = [\"./a\"]\n[workload]\nkind = \"lin-kv\"\nclients = 65", "workload.clients", "at most 64"},
 		{"holder crashed", `peer = ["peer"]`, "peer = [\"peer\"]\nadapter = [\"./a\"]\n[[faults]]\nkind = \"crash\"\ntarget = \"holder\"\nat = \"1s\"\n[workload]\nkind = \"mutex\"", "faults[0].target", "only a pause"},
-		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"redis\"", "server.client", "unknown client"},
+		{"unknown client", `peer = ["peer"]`, "peer = [\"peer\"]\nclient = \"mongodb\"", "server.client", "unknown client"},
 		{"reads without the etcd client", `peer = ["peer"]`, "peer = [\"peer\"]\nreads = \"serializable\"", "server.reads", "only for a client"},
 		{"file escapes", `ports = ["peer", "status"]`, "ports = [\"peer\", \"status\"]\nfiles = { \"../x\" = \"y\" }", `server.files."../x"`, "inside the node's folder"},
 	}

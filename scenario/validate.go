@@ -26,7 +26,7 @@ const (
 	// DefaultRate and DefaultHold are the lock workload's defaults.
 	DefaultRate = 100.0
 	DefaultHold = 10 * time.Millisecond
-	// MaxClients bounds the clients of the mutex, lin-kv and echo
+	// MaxClients bounds the clients of the mutex, lin-kv, set and echo
 	// workloads.
 	MaxClients = 1000
 	// MaxClientProcesses bounds the clients of a workload whose clients
@@ -216,8 +216,9 @@ func (s *Scenario) nodeRange() string {
 
 // Kind is the problem the scenario's nodes solve: nodes.KindMutex or
 // nodes.KindElection for a built-in algorithm, by the algorithm. A foreign
-// node's is told by its workload: nodes.KindMutex, nodes.KindLinKV or
-// nodes.KindEcho for those workloads, else nodes.KindElection.
+// node's is told by its workload: nodes.KindMutex, nodes.KindLinKV,
+// nodes.KindSet or nodes.KindEcho for those workloads, else
+// nodes.KindElection.
 func (s *Scenario) Kind() string {
 	if !s.foreign() {
 		if spec, ok := algorithms.Lookup(s.Algorithm); ok && spec.IsMutex() {
@@ -230,6 +231,8 @@ func (s *Scenario) Kind() string {
 		return nodes.KindMutex
 	case WorkloadLinKV:
 		return nodes.KindLinKV
+	case WorkloadSet:
+		return nodes.KindSet
 	case WorkloadEcho:
 		return nodes.KindEcho
 	}
@@ -241,11 +244,18 @@ const (
 	WorkloadElection = "election"
 	WorkloadMutex    = "mutex"
 	WorkloadLinKV    = "lin-kv"
+	WorkloadSet      = "set"
 	WorkloadEcho     = "echo"
 	WorkloadNone     = "none"
 )
 
-var workloadKinds = []string{WorkloadElection, WorkloadMutex, WorkloadLinKV, WorkloadEcho, WorkloadNone}
+var workloadKinds = []string{WorkloadElection, WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho, WorkloadNone}
+
+// The final reads' readers, besides a client's name.
+const (
+	FinalReadsAll  = "all"
+	FinalReadsNone = "none"
+)
 
 // Workload keys that only some kinds take.
 var workloadKeys = []struct {
@@ -254,14 +264,16 @@ var workloadKeys = []struct {
 	set   func(w *Workload) bool
 }{
 	{"initiators", []string{WorkloadElection}, func(w *Workload) bool { return len(w.Initiators) > 0 }},
-	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
-	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
-	{"on", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.On.Set }},
-	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
+	{"clients", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Clients != 0 }},
+	{"targets", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Targets != nil }},
+	{"on", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.On.Set }},
+	{"rate", []string{WorkloadMutex, WorkloadLinKV, WorkloadSet, WorkloadEcho}, func(w *Workload) bool { return w.Rate != 0 }},
 	{"hold", []string{WorkloadMutex}, func(w *Workload) bool { return w.Hold.Set }},
 	{"keys", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Keys != 0 }},
 	{"values", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Values != 0 }},
 	{"mix", []string{WorkloadLinKV}, func(w *Workload) bool { return w.Mix != nil }},
+	{"final_reads", []string{WorkloadLinKV, WorkloadSet}, func(w *Workload) bool { return w.FinalReads != "" }},
+	{"final_after", []string{WorkloadLinKV, WorkloadSet}, func(w *Workload) bool { return w.FinalAfter.Set }},
 }
 
 func (s *Scenario) validateWorkload() error {
@@ -273,7 +285,7 @@ func (s *Scenario) validateWorkload() error {
 			w.Kind = WorkloadMutex
 		}
 	case WorkloadElection, WorkloadMutex, WorkloadNone:
-	case WorkloadLinKV, WorkloadEcho:
+	case WorkloadLinKV, WorkloadSet, WorkloadEcho:
 		if !s.foreign() {
 			return s.errorf("workload.kind", "%q is served by a node program of your own (command): no built-in algorithm serves it", w.Kind)
 		}
@@ -304,7 +316,15 @@ func (s *Scenario) validateWorkload() error {
 		if err := s.validateClients(); err != nil {
 			return err
 		}
-		return s.validateKV()
+		if err := s.validateKV(); err != nil {
+			return err
+		}
+		return s.validateFinal()
+	case WorkloadSet:
+		if err := s.validateClients(); err != nil {
+			return err
+		}
+		return s.validateFinal()
 	case WorkloadEcho:
 		return s.validateClients()
 	case WorkloadElection:
@@ -414,6 +434,49 @@ func (s *Scenario) validateKV() error {
 	return nil
 }
 
+// validateFinal checks the final reads of a set or lin-kv workload and
+// fills in their defaults.
+func (s *Scenario) validateFinal() error {
+	w := &s.Workload
+	switch {
+	case w.FinalReads == "" && (w.Kind == WorkloadSet || slices.Contains(s.Checks.Run, "lost-writes")):
+		w.FinalReads = FinalReadsAll
+	case w.FinalReads == "":
+		w.FinalReads = FinalReadsNone
+	case w.FinalReads == FinalReadsAll, w.FinalReads == FinalReadsNone:
+	default:
+		var i int
+		if _, err := fmt.Sscanf(w.FinalReads, "c%d", &i); err != nil || fmt.Sprintf("c%d", i) != w.FinalReads {
+			return s.errorf("workload.final_reads", "%q: say \"all\" (every client), \"none\", or one client, \"c1\" to \"c%d\"", w.FinalReads, w.Clients)
+		}
+		if i < 1 || i > w.Clients {
+			return s.errorf("workload.final_reads", "%q names no client: this workload has c1 to c%d", w.FinalReads, w.Clients)
+		}
+	}
+	if err := s.duration("workload.final_after", &w.FinalAfter, s.Recovery.D/2, false); err != nil {
+		return err
+	}
+	if w.FinalReads != FinalReadsNone && w.FinalAfter.D >= s.Recovery.D {
+		if !w.FinalAfter.Set {
+			return s.errorf("recovery", "%s: the final reads (final_reads = %q) come after the heal, in the recovery window: give it time for them", s.Recovery.D, w.FinalReads)
+		}
+		return s.errorf("workload.final_after", "%s is not within the recovery window (%s): the final reads would never be made", w.FinalAfter.D, s.Recovery.D)
+	}
+	return nil
+}
+
+// FinalReaders are the clients that make the final reads: nil for every
+// client, none when there are no final reads (FinalReads "none").
+func (w *Workload) FinalReaders() (readers []string, any bool) {
+	switch w.FinalReads {
+	case "", FinalReadsNone:
+		return nil, false
+	case FinalReadsAll:
+		return nil, true
+	}
+	return []string{w.FinalReads}, true
+}
+
 func (s *Scenario) validateFault(i int) error {
 	f := &s.Faults[i]
 	at := fmt.Sprintf("faults[%d]", i)
@@ -424,14 +487,21 @@ func (s *Scenario) validateFault(i int) error {
 	if !slices.Contains(nemesis.Kinds, kind) {
 		return s.errorf(at+".kind", "%s", unknownMsg("fault", f.Kind, kindList()))
 	}
-	if kind == nemesis.Clock && s.Command != nil {
-		return s.errorf(at+".kind", "clock is for built-in nodes: a foreign node (command) has no clock_rate control message")
-	}
 	if s.Server != nil {
 		switch kind {
-		case nemesis.Clock, nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
-			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, partition, loss, delay and corrupt)", kind)
+		case nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
+			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, partition, loss, delay and corrupt)", kind)
 		}
+	}
+	if f.Offset.Set && f.Offset.err != nil && f.Offset.err.Error() == "negative" {
+		// An offset may be negative: a jump back.
+		f.Offset.err = nil
+		if f.Offset.D < -MaxDuration {
+			return s.errorf(at+".offset", "duration %q is longer than the %s a scenario may give", f.Offset.Raw, MaxDuration)
+		}
+	}
+	if err := s.duration(at+".offset", &f.Offset, 0, false); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		key string
@@ -508,6 +578,8 @@ func (s *Scenario) faultSuggestion(f *Fault, field string) string {
 		return DidYouMean(f.Mode, names(nemesis.Modes))
 	case "cut":
 		return DidYouMean(f.Cut, names(nemesis.CutKinds))
+	case "clocks":
+		return DidYouMean(f.Clocks, names(nemesis.ClockSets))
 	case "direction":
 		return DidYouMean(f.Direction, []string{"both", "out", "in"})
 	case "target":
@@ -551,6 +623,9 @@ func (f *Fault) written() []string {
 	add("mode", f.Mode != "")
 	add("cut", f.Cut != "")
 	add("rate", f.Rate != nil)
+	add("offset", f.Offset.Set)
+	add("clocks", f.Clocks != "")
+	add("reset", f.Reset != nil)
 	add("delta", f.Delta.Set)
 	return out
 }
@@ -563,7 +638,8 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 		Delay: f.Delay.D, Jitter: f.Jitter.D, Distribution: nemesis.Distribution(f.Distribution),
 		Direction: nemesis.Direction(f.Direction), Shape: nemesis.Shape(f.Shape), Groups: f.Groups,
 		OneWay: f.OneWay != nil && *f.OneWay, Mode: nemesis.Mode(f.Mode), Delta: f.Delta.D,
-		Cut: nemesis.CutKind(f.Cut),
+		Cut: nemesis.CutKind(f.Cut), Offset: f.Offset.D, Clocks: nemesis.Clocks(f.Clocks),
+		Reset: f.Reset != nil && *f.Reset,
 	}
 	if f.Probability != nil {
 		nf.Probability = *f.Probability
@@ -592,6 +668,14 @@ func (s *Scenario) validateChecks() error {
 	for _, name := range c.Run {
 		if _, ok := checks.Lookup(name); !ok {
 			return s.errorf("checks.run", "%s", unknownMsg("check", name, checkNames()))
+		}
+	}
+	if slices.Contains(c.Run, "lost-writes") {
+		switch w := &s.Workload; {
+		case w.Kind != WorkloadSet && w.Kind != WorkloadLinKV:
+			return s.errorf("checks.run", "lost-writes judges a set or lin-kv workload's writes, and this workload is %q", w.Kind)
+		case w.FinalReads == FinalReadsNone:
+			return s.errorf("workload.final_reads", "\"none\", but lost-writes needs the final reads: leave final_reads out, or name a client")
 		}
 	}
 	if err := s.duration("checks.termination", &c.Termination, s.Recovery.D, true); err != nil {

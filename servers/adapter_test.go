@@ -222,8 +222,9 @@ func TestAdapterThatExits(t *testing.T) {
 	}
 }
 
-// A pause whose target is "holder" stops the process of the client that
-// holds the lock (SIGSTOP) and continues it at its end: the release the
+// A pause whose target is "holder", begun at the first grant (so that a
+// slow start cannot leave it no holder to pause), stops the process of
+// the client that holds the lock (SIGSTOP) and continues it at its end: the release the
 // workload asks for while the holder is paused is answered only after
 // the resume.
 func TestHolderPauseStopsTheClientProcess(t *testing.T) {
@@ -240,7 +241,7 @@ timeout = "2s"
 [[faults]]
 kind = "pause"
 target = "holder"
-at = "150ms"
+when = { op = "acquire" }
 for = "400ms"
 
 [checks]

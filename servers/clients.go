@@ -72,6 +72,11 @@ func newClients(r *run) *clients {
 			}
 			return z
 		}}
+	case scenario.ClientRedis:
+		names := redisNames(r.layout.nodes)
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			return newRedisKV(r.reachFrom(host), names)
+		}}
 	}
 	return c
 }
@@ -115,7 +120,7 @@ func (c *clients) Invoke(op workloads.Op) {
 		case err == nil:
 			var head wire.ReplyHead
 			_ = json.Unmarshal(body, &head)
-			typ, value = workloads.Outcome(head, body, op.Result)
+			typ, value = workloads.Outcome(head, body, op.Result, op.Absent)
 		case errors.Is(err, errDefinite):
 			typ, value = history.OpFail, err.Error()
 		case ctx.Err() != nil && c.ctx.Err() == nil:

@@ -49,6 +49,9 @@ func (c *etcdKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, 
 }
 
 func (c *etcdKV) do(ctx context.Context, node string, op workloads.Op) ([]byte, error) {
+	if sf, e, ok := setOpOf(op); ok {
+		return c.set(ctx, node, sf, e)
+	}
 	f, err := fieldsOf(op)
 	if err != nil {
 		return nil, err

@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +55,15 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v3/kv/range":
 		g.ranges = append(g.ranges, in)
 		out = rangeOf(dec(in["key"]))
+		if end, ok := in["range_end"]; ok { // every key in [key, range_end), keys only
+			var kvs []any
+			for _, k := range slices.Sorted(maps.Keys(g.kv)) {
+				if k >= dec(in["key"]) && k < dec(end) {
+					kvs = append(kvs, map[string]any{"key": enc(k)})
+				}
+			}
+			out = map[string]any{"kvs": kvs, "count": fmt.Sprint(len(kvs))}
+		}
 	case "/v3/kv/put":
 		g.kv[dec(in["key"])] = dec(in["value"])
 		out = map[string]any{}
@@ -131,7 +143,7 @@ func TestEtcdKV(t *testing.T) {
 		if json.Unmarshal(body, &served); served.ServedBy != "8e9e05c52164694d" {
 			t.Errorf("step %d: served_by %q, want the header's member id in hexadecimal, 8e9e05c52164694d", i, served.ServedBy)
 		}
-		if typ, _ := workloads.Outcome(head, body, nil); s.typ == "error" && typ != history.OpFail {
+		if typ, _ := workloads.Outcome(head, body, nil, ""); s.typ == "error" && typ != history.OpFail {
 			t.Errorf("step %d: error %s recorded as %s, want fail", i, body, typ)
 		}
 	}

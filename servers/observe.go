@@ -15,10 +15,22 @@ import (
 // node sends, so that every election check judges real servers unchanged.
 //
 // A server names its leader its own way (etcd by raft id, ZooKeeper not at
-// all): a pattern's "self" group teaches the observer each node's own name
-// for itself, and a follower that names no leader is taken to follow the
-// node that claims to lead in its term. A follower whose leader is not
-// known yet is held until it is, and then recorded.
+// all, Redis by address): a pattern's "self" group teaches the observer
+// each node's own name for itself, every address of every node (its own,
+// and where each node reaches it) names it from the start, and a follower
+// that names no leader is taken to follow the node that claims to lead in
+// its term. A follower whose leader is not known yet is held until it is,
+// and then recorded.
+//
+// A node is a host: what its sidecars say adds to what its server says.
+// A term or a leader's name, once said by any of its processes, stands
+// until one says another: a reading with a role and without a term (a
+// server that has none) takes the node's last, and a reading with a term
+// and no role (a sidecar's) gives the node's last role that term.
+//
+// The observer also watches the cluster form: the first moment a node is
+// seen to lead, and the first moment every other node is seen to follow
+// it (the cluster is ready, and the history says so).
 type observer struct {
 	r  *run
 	mu sync.Mutex
@@ -27,6 +39,11 @@ type observer struct {
 	// claims maps a term to the node that claimed to lead in it.
 	claims map[int64]string
 	nodes  map[string]*belief
+	order  []string // the nodes, in order
+
+	// leaderSeen and clusterSeen are closed when a leader, and then a
+	// leader with every other node following it, are first seen.
+	leaderSeen, clusterSeen chan struct{}
 }
 
 // belief is what the observer last recorded of one node, and what it
@@ -38,6 +55,12 @@ type belief struct {
 	leader   string
 	term     *int64
 	held     *reading
+	// knownTerm and knownLeader are the last term and leader name any of
+	// the node's processes said; last is its last reading with a role,
+	// as read.
+	knownTerm   *int64
+	knownLeader string
+	last        *reading
 }
 
 // reading is one observation, read through the patterns.
@@ -48,14 +71,39 @@ type reading struct {
 }
 
 func newObserver(r *run) *observer {
-	o := &observer{r: r, names: map[string]string{}, claims: map[int64]string{}, nodes: map[string]*belief{}}
+	o := &observer{r: r, names: map[string]string{}, claims: map[int64]string{}, nodes: map[string]*belief{},
+		leaderSeen: make(chan struct{}), clusterSeen: make(chan struct{})}
 	for i := range r.sc.Nodes {
 		id := scenario.NodeName(i)
 		o.names[id] = id
 		o.names[strconv.Itoa(i+1)] = id
 		o.nodes[id] = &belief{}
+		o.order = append(o.order, id)
 	}
 	return o
+}
+
+// learnAddresses teaches the observer every address of every node as a
+// name of it: its own host and host:port, and where each node reaches
+// it, so that a server that names its leader by address (Redis's
+// master_host, Sentinel's master ip) names a node.
+func (o *observer) learnAddresses(nodes []*scenario.ServerNode) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	learn := func(e scenario.Endpoint) {
+		o.names[e.Host] = e.ID
+		for _, a := range e.Addr {
+			o.names[a] = e.ID
+		}
+	}
+	for _, n := range nodes {
+		for _, e := range n.Nodes {
+			learn(e)
+		}
+		for _, e := range n.Reach {
+			learn(e)
+		}
+	}
 }
 
 // started is told of a node's start: it believes nothing yet.
@@ -74,10 +122,11 @@ func (o *observer) ended(node string) {
 	o.mu.Unlock()
 }
 
-// line reads a log line through the log patterns.
-func (o *observer) line(node string, line []byte) {
-	for i := range o.r.sv.Log {
-		p := &o.r.sv.Log[i]
+// line reads a log line of one of a node's processes through that
+// process's log patterns.
+func (o *observer) line(node string, patterns []scenario.Pattern, line []byte) {
+	for i := range patterns {
+		p := &patterns[i]
 		m := p.Regexp().FindSubmatch(line)
 		if m == nil {
 			continue
@@ -130,12 +179,33 @@ func (o *observer) observe(node string, gen int, rd *reading) {
 	if rd.self != "" {
 		o.names[rd.self] = node
 	}
-	if rd.role == "" {
-		o.resolveHeld()
-		return
+	if rd.term != nil {
+		b.knownTerm = rd.term
 	}
-	b.held = rd
+	if rd.leader != "" {
+		b.knownLeader = rd.leader
+	}
+	switch {
+	case rd.role != "":
+		b.last = rd
+		b.held = b.borrow(rd)
+	case b.last != nil && (rd.term != nil || rd.leader != ""):
+		b.held = b.borrow(b.last) // the last role, with what was just said
+	}
 	o.resolveHeld()
+}
+
+// borrow is a reading with the node's known term and leader where it
+// gives none.
+func (b *belief) borrow(rd *reading) *reading {
+	out := *rd
+	if out.term == nil {
+		out.term = b.knownTerm
+	}
+	if out.leader == "" {
+		out.leader = b.knownLeader
+	}
+	return &out
 }
 
 // resolveHeld records every held reading whose leader is now known.
@@ -150,7 +220,7 @@ func (o *observer) resolveHeld() {
 			if !ok {
 				continue
 			}
-			rd := b.held
+			rd := o.ownTerm(node, b, b.held)
 			b.held = nil
 			if leader == node && rd.term != nil {
 				if _, seen := o.claims[*rd.term]; !seen {
@@ -161,6 +231,26 @@ func (o *observer) resolveHeld() {
 			o.record(node, b, leader, rd)
 		}
 	}
+}
+
+// ownTerm is a reading whose role says the node leads, but which names
+// another node as leader (a server that is master while its sidecar
+// names another master): the term it gives is that other's, so the
+// node's claim keeps the term it had, or has none. Any other reading is
+// returned as it is.
+func (o *observer) ownTerm(node string, b *belief, rd *reading) *reading {
+	if rd.role != scenario.RoleLeader || rd.leader == "" {
+		return rd
+	}
+	if other, ok := o.names[rd.leader]; !ok || other == node {
+		return rd
+	}
+	own := *rd
+	own.term = nil
+	if b.recorded && b.leader == node {
+		own.term = b.term
+	}
+	return &own
 }
 
 // leaderOf is the leader a reading names, when it is known.
@@ -196,6 +286,7 @@ func (o *observer) record(node string, b *belief, leader string, rd *reading) {
 	}
 	b.recorded, b.leader, b.term = true, leader, rd.term
 	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: leader, Term: rd.term, Detail: rd.source})
+	o.watchReady()
 }
 
 func sameTerm(a, b *int64) bool {

@@ -3,6 +3,7 @@ package servers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -42,7 +44,10 @@ func (r *run) startPolls() {
 
 // pollLoop asks a node every PollEvery what it believes, until the run
 // stops. A round is skipped for a node that is down; a round whose
-// questions all fail (a paused or dying server) says nothing.
+// questions all fail (a paused or dying server) says nothing. Each
+// question is counted, per node (history.CountPolls): answered,
+// unanswered within its timeout, or failed before it; each round skipped
+// too.
 func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 	t := time.NewTicker(r.sv.PollEvery.D)
 	defer t.Stop()
@@ -57,15 +62,22 @@ func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 		up, gen := b.up, b.gen
 		r.obs.mu.Unlock()
 		if !up {
+			r.stats.add(pollCount(s.id, history.PollSkipped))
 			continue
 		}
 		reading := &reading{source: pollSource(r.sv)}
 		answered := false
 		for i, p := range polls {
 			answer, err := r.ask(p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
-			if err != nil {
+			switch {
+			case errors.Is(err, errPollTimeout):
+				r.stats.add(pollCount(s.id, history.PollUnanswered))
+				continue
+			case err != nil:
+				r.stats.add(pollCount(s.id, history.PollFailed))
 				continue
 			}
+			r.stats.add(pollCount(s.id, history.PollAnswered))
 			answered = true
 			for j := range r.sv.Poll[i].Match {
 				readPattern(r.sv, &r.sv.Poll[i].Match[j], answer, reading)
@@ -93,10 +105,30 @@ func readPattern(sv *scenario.Server, p *scenario.Pattern, answer []byte, rd *re
 	}
 }
 
-// ask asks one poll's question.
+// pollCount is the counter of a node's polls that ended so.
+func pollCount(node, how string) string {
+	return history.CountPolls + "." + node + "." + how
+}
+
+// errPollTimeout is a question that had no answer within its timeout.
+var errPollTimeout = errors.New("no answer within the poll's timeout")
+
+// ask asks one poll's question: an error wraps errPollTimeout when its
+// timeout passed first.
 func (r *run) ask(p scenario.RenderedPoll, send string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	answer, err := askOnce(ctx, p, send)
+	// A connection's deadline is the context's, and may pass a moment
+	// before the context says so.
+	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
+		return nil, fmt.Errorf("%w (%s): %v", errPollTimeout, timeout, err)
+	}
+	return answer, err
+}
+
+// askOnce asks one poll's question within ctx.
+func askOnce(ctx context.Context, p scenario.RenderedPoll, send string) ([]byte, error) {
 	switch {
 	case p.TCP != "":
 		var d net.Dialer

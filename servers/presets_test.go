@@ -28,6 +28,9 @@ func needsServer(t *testing.T, preset string) {
 		needs.File(t, "/usr/share/java/zookeeper.jar", "zookeeper")
 		needs.File(t, "/usr/share/java/slf4j-simple.jar", "libslf4j-java")
 		needs.Program(t, "java", "zookeeper")
+	case "redis-sentinel":
+		needs.Program(t, "redis-server", "redis-server")
+		needs.Program(t, "redis-sentinel", "redis-sentinel")
 	}
 }
 

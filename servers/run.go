@@ -64,6 +64,7 @@ type run struct {
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
+	down     chan struct{} // a host went down on its own (hostDown)
 
 	log *lifecycle.Log // harness.log and the console
 }
@@ -92,11 +93,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 }
 
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{})}
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{}), down: make(chan struct{}, 1)}
 	r.log = f.NewLog(opts.Progress)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
+	meta := lifecycle.RunMeta(sc)
+	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D})
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r.life
@@ -105,11 +108,13 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 var _ lifecycle.Driver = (*run)(nil)
 
 // Start lays out the addresses, starts the client processes (when the
-// clients are processes), the proxies and every server, and waits until
-// each server accepts connections on its ready port (lifecycle.Driver).
-// That moment, or the moment one of these steps failed, is the run's
-// zero: a start that failed returns why, in coup's words or the server's
-// (the end of its log), or that it was interrupted, and in which step.
+// clients are processes), the proxies and every node's host, and waits
+// until each process accepts connections on its ready port
+// (lifecycle.Driver). That moment, or the moment one of these steps
+// failed, is the run's zero: a start that failed returns why, in coup's
+// words or the server's (the end of its log), or that it was interrupted,
+// and in which step. It then waits, when the scenario asks, until the
+// cluster is seen ready (awaitReady).
 func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
 	step, err := r.startAll(ctx)
@@ -135,7 +140,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		r.rec.Record(e)
 	}
 	r.startPolls()
-	return nil
+	return r.awaitReady(ctx)
 }
 
 // startAll does Start's steps in order, up to the first that fails, and
@@ -146,10 +151,15 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
 		return step, err
 	}
+	r.obs.learnAddresses(r.layout.nodes)
 	for _, node := range r.layout.nodes {
-		s := &server{r: r, id: node.ID, data: node}
+		s := newServer(r, node)
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
+	}
+	step = "checking that the clock faults reach the servers"
+	if err := r.checkClock(); err != nil {
+		return step, err
 	}
 	r.clients = newClients(r)
 	if r.clients != nil && r.sv.ClientsAreProcesses() {
@@ -167,6 +177,9 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		return step, fmt.Errorf("start the proxies: %w", err)
 	}
 	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
+	if n := len(r.sv.Sidecars); n > 0 {
+		step = fmt.Sprintf("starting %d hosts (%s): a server and %s each", len(r.servers), r.sc.Algorithm, console.Plural(n, "sidecar", "sidecars"))
+	}
 	r.progress("%s", step)
 	errs := make(chan error, len(r.servers))
 	for _, s := range r.servers {

@@ -130,6 +130,10 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 		{`{"src":"c4","dest":"n1","body":{"type":"read","msg_id":8,"key":0}}`, "read_ok", 0, "3", "n1", history.OpOK},
 		{`{"src":"c4","dest":"n1","body":{"type":"cas","msg_id":9,"key":0,"from":1,"to":2}}`, "error", 22, "", "n1", history.OpFail},
 		{`{"src":"c4","dest":"n2","body":{"type":"write","msg_id":10,"key":0,"value":4}}`, "error", 11, "", "n2", history.OpFail},
+		// The set workload's add and read, Maelstrom's g-set bodies.
+		{`{"src":"c4","dest":"n1","body":{"type":"add","msg_id":12,"element":9}}`, "add_ok", 0, "", "n1", history.OpOK},
+		{`{"src":"c4","dest":"n1","body":{"type":"add","msg_id":13,"element":1}}`, "add_ok", 0, "", "n1", history.OpOK},
+		{`{"src":"c4","dest":"n1","body":{"type":"read","msg_id":14}}`, "read_ok", 0, "[1,9]", "n1", history.OpOK},
 	}
 	for _, s := range steps {
 		send(s.req)
@@ -147,7 +151,7 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 		if env.Src != s.src || env.Dest != "c4" {
 			t.Errorf("%s: answered from %s to %s, want from %s to c4", s.req, env.Src, env.Dest, s.src)
 		}
-		if typ, _ := workloads.Outcome(head, body, nil); typ != s.outcome {
+		if typ, _ := workloads.Outcome(head, body, nil, ""); typ != s.outcome {
 			t.Errorf("%s: recorded as %s, want %s", s.req, typ, s.outcome)
 		}
 	}
@@ -156,7 +160,7 @@ func TestServeClientSpeaksTheClientProtocol(t *testing.T) {
 	g.mu.Unlock()
 	send(`{"src":"c4","dest":"n1","body":{"type":"write","msg_id":11,"key":0,"value":5}}`)
 	_, head, body := answerLine(t, out)
-	if typ, _ := workloads.Outcome(head, body, nil); head.InReplyTo != 11 || typ != history.OpInfo {
+	if typ, _ := workloads.Outcome(head, body, nil, ""); head.InReplyTo != 11 || typ != history.OpInfo {
 		t.Errorf("an error from etcd: %s recorded as %s, want info (unknown) in reply to 11", body, typ)
 	}
 	for _, want := range []string{"ignoring a request before init", "ignoring a line that is not a message"} {

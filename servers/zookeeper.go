@@ -110,13 +110,16 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 		err  error
 	}
 	done := make(chan result, 1)
+	sf, element, isSet := setOpOf(op)
 	go func() {
 		var body []byte
 		var err error
-		switch op.F {
-		case workloads.FAcquire:
+		switch {
+		case isSet:
+			body, err = c.set(conn, sf, element)
+		case op.F == workloads.FAcquire:
 			body, err = c.acquire(ctx, conn, op.Value)
-		case workloads.FRelease:
+		case op.F == workloads.FRelease:
 			body, err = c.release(conn, op.Value)
 		default:
 			body, err = c.do(conn, op.F, f)

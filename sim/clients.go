@@ -27,6 +27,7 @@ type clients struct {
 type pendingOp struct {
 	process, node, f string
 	result           func(body []byte) string
+	absent           string
 }
 
 var _ workloads.Clients = (*clients)(nil)
@@ -43,7 +44,7 @@ func (c *clients) Invoke(op workloads.Op) {
 	id := c.nextID
 	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
 	s.cnt.ops[history.OpInvoke]++
-	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result}
+	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
 	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
 	if n := s.byName[op.Node]; n != nil {
 		req := nodes.Request{Client: op.Process, ID: id, Op: op.F, Value: op.Value, Body: workloads.RequestBody(op, id)}
@@ -61,7 +62,7 @@ func (c *clients) answer(id int, head wire.ReplyHead, body []byte) {
 	if !ok {
 		return
 	}
-	typ, value := workloads.Outcome(head, body, op.result)
+	typ, value := workloads.Outcome(head, body, op.result, op.absent)
 	c.complete(id, typ, value, body)
 }
 

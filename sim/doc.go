@@ -48,13 +48,12 @@
 // (scheduled faults held until a node's belief changes), or a Portfolio
 // of the three by seed. The same seed and strategy give the same history.
 //
-// Around the runs: Signature names how a run failed, so that runs failing
-// the same way are counted together; Findability says how often a sweep
-// found a failure and how many seeds a fix must survive; Shrink searches
-// for a smaller scenario with the same signature (delta debugging over
-// faults, nodes and durations, each candidate simulated, within a budget);
-// Shard, SweepWriter, ReadSweep and Merge split a sweep's seeds across
-// machines and put the results back together.
+// Around the runs, the search room (package explore) names how a run
+// failed (Signature), how findable a failure is, and splits and merges
+// sweeps; Runner is the simulator as it sees it, an exact one. Shrink
+// searches for a smaller scenario with the same signature: explore.Shrink
+// with that Runner (delta debugging over faults, nodes and durations,
+// each candidate simulated at a seed, within a budget).
 //
 // Nodes run a built-in algorithm, or a machine the caller hands it
 // (Options.Spec: package coup, the library, runs a Go machine of the

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/coupharness/coup/nemesis"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -33,6 +34,11 @@ var ErrServers = fmt.Errorf("%w, and this scenario runs real servers ([server]),
 // machine (memberlist).
 var ErrRealOnly = fmt.Errorf("%w, and this algorithm keeps its own clock and goroutines, so it runs only as real processes; use coup run", ErrNotSimulable)
 
+// ErrClockJump is the error for a clock fault with an offset: a jump is
+// done to real processes' clocks, and the simulator's nodes keep only
+// timers, which a rate makes run fast or slow.
+var ErrClockJump = fmt.Errorf("%w, and a clock jump (offset) is made to real processes' clocks: the simulator's clocks only run fast or slow (rate); use coup run", ErrNotSimulable)
+
 // FromScenario is the simulator's configuration of a scenario run with a
 // seed (the scenario's own, or another to sweep or replay): everything the
 // real harness would give its nodes, nemesis and workload.
@@ -45,6 +51,11 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 // algorithm: then a command the scenario has, which coup run would start,
 // is left aside.
 func configure(sc *scenario.Scenario, spec *nodes.Spec, seed int64) (Config, error) {
+	for i, f := range sc.Faults {
+		if f.Kind == string(nemesis.Clock) && f.Offset.D != 0 {
+			return Config{}, fmt.Errorf("%s: faults[%d].offset: %w", sc.File, i, ErrClockJump)
+		}
+	}
 	if spec != nil {
 		if spec.New == nil || spec.Codec == nil {
 			return Config{}, fmt.Errorf("%s: %w: the machine's spec needs New and a Codec", sc.File, ErrBadConfig)

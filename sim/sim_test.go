@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,6 +200,25 @@ func TestStore(t *testing.T) {
 	}
 	if res.Outcome != out.Results.Outcome || res.Valid != out.Results.Valid {
 		t.Errorf("re-checked %s/%s, simulated %s/%s", res.Valid, res.Outcome, out.Results.Valid, out.Results.Outcome)
+	}
+}
+
+// A clock jump is made to real processes: the simulator refuses it, and
+// runs a clock rate.
+func TestClockJumpRejected(t *testing.T) {
+	sc, err := scenario.Parse("jump.toml", "algorithm = \"bully\"\nnodes = 3\n[[faults]]\nkind = \"clock\"\ntarget = \"n1\"\noffset = \"-5s\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Simulate(sc, 1, Options{}); !errors.Is(err, ErrClockJump) || !strings.Contains(err.Error(), "faults[0].offset") {
+		t.Errorf("got %v, want ErrClockJump at faults[0].offset", err)
+	}
+	sc, err = scenario.Parse("rate.toml", "algorithm = \"bully\"\nnodes = 3\nduration = \"200ms\"\n[[faults]]\nkind = \"clock\"\ntarget = \"n1\"\nrate = 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Simulate(sc, 1, Options{}); err != nil {
+		t.Errorf("a clock rate: %v", err)
 	}
 }
 

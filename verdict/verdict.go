@@ -55,7 +55,8 @@ type Results struct {
 	// outcome.
 	Headline string `json:"headline"`
 	// Notes explain every check whose verdict differs from the
-	// expectation, one sentence each.
+	// expectation, one sentence each, and say when a fault began before
+	// the cluster was ready (Ready).
 	Notes    []string `json:"notes,omitempty"`
 	ExitCode int      `json:"exit_code"`
 	// Checks holds each check's verdict and evidence, by name.
@@ -70,6 +71,9 @@ type Results struct {
 	Skipped []history.BadLine `json:"skipped_lines,omitempty"`
 	// Error is set when the run itself failed (a node would not start).
 	Error string `json:"error,omitempty"`
+	// Ready says when the cluster was first seen ready and which faults
+	// began before, for a run that watched it form (real servers).
+	Ready *Ready `json:"ready,omitempty"`
 	// Unstarted says how a run whose nodes did not all start ended
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
@@ -88,6 +92,8 @@ type Stats struct {
 	// Counts are the run's raw counters (the end event's, or rebuilt from
 	// the events), every one whether or not a field above shows it.
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// Polls count a real server's polls, by node.
+	Polls map[string]PollStats `json:"polls,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -131,6 +137,8 @@ func Evaluate(h *history.History) (*Results, error) {
 			kind = nodes.KindLinKV
 		case m.Workload == scenario.WorkloadEcho:
 			kind = nodes.KindEcho
+		case m.Workload == scenario.WorkloadSet:
+			kind = nodes.KindSet
 		}
 		names = checks.Defaults(kind)
 	}
@@ -149,6 +157,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		Stats:     computeStats(h),
 		Complete:  h.Ended,
 		Skipped:   h.Bad,
+		Ready:     readyOf(h),
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -201,6 +210,9 @@ func (r *Results) compare() {
 	if j.anyFailure && r.Valid == checks.True {
 		unexpected = true
 		r.Notes = append(r.Notes, prefix+"expected the run to be invalid, but every check holds")
+	}
+	if n := r.Ready.note(); n != "" {
+		r.Notes = append(r.Notes, n)
 	}
 	switch {
 	case unexpected && r.Complete:
@@ -314,6 +326,7 @@ func computeStats(h *history.History) Stats {
 	if len(counts) > 0 {
 		s.Counts = counts
 	}
+	s.Polls = pollStats(counts)
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -436,6 +449,7 @@ func (r *Results) Summary() string {
 	} else {
 		r.messagesLine(&b)
 	}
+	b.WriteString(pollsLine(r.Stats.Polls))
 	if ops := r.Stats.Ops; ops[history.OpInvoke] > 0 {
 		fmt.Fprintf(&b, "  client operations: %d invoked, %d ok, %d failed, %d info (may or may not have happened)\n",
 			ops[history.OpInvoke], ops[history.OpOK], ops[history.OpFail], ops[history.OpInfo])

@@ -3,6 +3,8 @@ package workloads
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -52,8 +54,13 @@ type KV struct {
 	At, Until time.Duration
 	// Seed seeds the pauses and the choices of operation, key and value.
 	Seed int64
+	// Final are the final reads: each reader reads every key written or
+	// compared (in increasing order), and its history records error 20
+	// (key does not exist) as a read of no value.
+	Final Final
 
-	l loop
+	l       loop
+	written map[int]bool // the keys of the writes and cas drawn
 }
 
 // Mix weighs the lin-kv operations.
@@ -88,7 +95,9 @@ var _ Workload = (*KV)(nil)
 
 // Start starts every client.
 func (w *KV) Start(c Clients) {
-	w.l = loop{clients: w.Clients, nodes: w.Nodes, rate: w.Rate, at: w.At, until: w.Until, next: w.next}
+	w.written = map[int]bool{}
+	w.l = loop{clients: w.Clients, nodes: w.Nodes, rate: w.Rate, at: w.At, until: w.Until, next: w.next,
+		final: finalReads{at: w.Final.At, readers: w.Final.Readers, ops: w.finalReads}}
 	w.l.start(c, w.Seed, 0x6c696e6b76)
 }
 
@@ -105,6 +114,9 @@ func (w *KV) next(*client) Op {
 	switch {
 	case x < w.Mix.Read || total <= 0:
 		return Op{F: FRead, Fields: kvRead{Key: k}, Value: KVValue(k, "null"), Result: readResult(k)}
+	}
+	w.written[k] = true
+	switch {
 	case x < w.Mix.Read+w.Mix.Write:
 		val := v()
 		value := KVValue(k, strconv.Itoa(val))
@@ -114,6 +126,16 @@ func (w *KV) next(*client) Op {
 		value := KVValue(k, fmt.Sprintf("[%d,%d]", from, to))
 		return Op{F: FCas, Fields: kvCas{Key: k, From: from, To: to}, Value: value, Result: constant(value)}
 	}
+}
+
+// finalReads are a reader's final reads: one of each key written.
+func (w *KV) finalReads(*client) []Op {
+	var ops []Op
+	for _, k := range slices.Sorted(maps.Keys(w.written)) {
+		none := KVValue(k, "null")
+		ops = append(ops, Op{F: FRead, Fields: kvRead{Key: k}, Value: none, Result: readResult(k), Absent: none})
+	}
+	return ops
 }
 
 // KVValue is the history's value of a lin-kv operation on key k: [k,v],

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // fakeService runs a workload on a virtual clock against a perfect
@@ -54,19 +56,10 @@ func (f *fakeService) Invoke(op Op) {
 	}
 	reply := []byte(f.serve(req))
 	f.After(f.now+ms, func() {
-		var head struct {
-			Type string `json:"type"`
-		}
+		var head wire.ReplyHead
 		_ = json.Unmarshal(reply, &head)
-		if head.Type == "error" {
-			f.complete(op, "fail", "error", reply)
-			return
-		}
-		value := AnswerValue(reply)
-		if op.Result != nil {
-			value = op.Result(reply)
-		}
-		f.complete(op, "ok", value, reply)
+		typ, value := Outcome(head, reply, op.Result, op.Absent)
+		f.complete(op, typ, value, reply)
 	})
 }
 

@@ -11,12 +11,17 @@ import (
 // simulated): ok with the value result gives (the answer's "value" when
 // result is nil), or, for an error, fail when the error is definite and
 // info otherwise, with the error's text (or its code, without a text).
-func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string) (typ, value string) {
+// An error 20 (key-does-not-exist) is ok with absent when absent is not
+// empty (Op.Absent).
+func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string, absent string) (typ, value string) {
 	if head.Type != "error" {
 		if result == nil {
 			result = AnswerValue
 		}
 		return history.OpOK, result(body)
+	}
+	if absent != "" && head.Code != nil && *head.Code == CodeKeyDoesNotExist {
+		return history.OpOK, absent
 	}
 	typ, value = history.OpInfo, head.Text
 	if head.Definite || (head.Code != nil && DefiniteCode(*head.Code)) {
@@ -27,6 +32,10 @@ func Outcome(head wire.ReplyHead, body []byte, result func([]byte) string) (typ,
 	}
 	return typ, value
 }
+
+// CodeKeyDoesNotExist is Maelstrom's error 20: a read of a key that has
+// no value.
+const CodeKeyDoesNotExist = 20
 
 // DefiniteCode reports whether a Maelstrom error code means the operation
 // surely did not happen.

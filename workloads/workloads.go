@@ -44,6 +44,16 @@ type Op struct {
 	// answer's "value" field: a string as it is, any other JSON value as
 	// its text.
 	Result func(body []byte) string
+	// Absent, when not empty, is the value the history records, as ok,
+	// when the answer is error 20 (key-does-not-exist): a final read's,
+	// for which "the key has no value" is the answer it wants, whether a
+	// node says it with read_ok and a null value or with error 20, as
+	// Maelstrom allows both. Empty records error 20 as a failure.
+	Absent string
+	// Long says that Result's value may be long (a read of a whole set):
+	// a driver that cuts what a node puts into one field of an event
+	// (the pipe driver's harness.MaxField) keeps it whole, up to a line.
+	Long bool
 }
 
 // Completion is the end of an operation: ok, fail or info (timed out: it

@@ -35,7 +35,7 @@ func TestBenchPrintsEveryRow(t *testing.T) {
 		"\n  3 ", "\n  4 ",
 		"history: ",
 		"read (in process)",
-		"read + all " + strconv.Itoa(len(checks.All())) + " checks (in process)",
+		"read + all " + strconv.Itoa(len(checks.All())-1) + " checks (in process)", // every check but lost-writes, which needs writes
 		"coup check (a process)",
 	} {
 		if !strings.Contains(r.stdout, row) {

@@ -7,6 +7,7 @@
 //	coup sim FILE               simulate a scenario: one seed, a sweep, a replay
 //	coup explore FILE           search for the fault schedule nobody wrote
 //	coup list [DIR]             list the scenarios of a folder
+//	coup shrink FILE            shrink a failing scenario, on any driver
 //	coup node --algo NAME       the built-in node program
 //	coup adapter etcd|zookeeper a built-in client of real servers, as a process
 //	coup algorithms             list the built-in algorithms
@@ -64,6 +65,11 @@ usage:
                                  combine a campaign's shards
   coup list [FILE|DIR...]        list scenarios: name, algorithm, faults and
                                  expected outcome (default: scenarios/)
+  coup shrink FILE [--runs N] [--budget N|DURATION] [--out FILE] [--sim]
+                                 shrink a failing scenario to a smaller one
+                                 that fails the same way, on real processes
+                                 or servers (or the simulator), and measure
+                                 how often it does in fresh runs
   coup node --algo NAME          run the built-in node program (speaks the
                                  node protocol on stdin/stdout)
   coup adapter etcd|zookeeper     run a built-in client of real servers as a
@@ -97,6 +103,7 @@ var commands = []command{
 	{"sim", simCmd},
 	{"explore", exploreCmd},
 	{"list", listCmd},
+	{"shrink", shrinkCmd},
 	{"node", nodeCmd},
 	{"adapter", adapterCmd},
 	{"algorithms", algorithmsCmd},

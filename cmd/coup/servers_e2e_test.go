@@ -14,7 +14,7 @@ import (
 )
 
 // needs skips a test when a real server's program is not installed here
-// (CI installs etcd and ZooKeeper: .ci/run).
+// (CI installs etcd, ZooKeeper and Redis with Sentinel: .ci/run).
 func needs(t *testing.T, preset string) {
 	t.Helper()
 	switch preset {
@@ -23,7 +23,19 @@ func needs(t *testing.T, preset string) {
 	case "zookeeper":
 		debian.File(t, "/usr/share/java/zookeeper.jar", "zookeeper")
 		debian.File(t, "/usr/share/java/slf4j-simple.jar", "libslf4j-java")
+	case "redis-sentinel":
+		debian.Program(t, "redis-server", "redis-server")
+		debian.Program(t, "redis-sentinel", "redis-sentinel")
 	}
+}
+
+// serverProcesses is how many processes a preset's three hosts run: a
+// server each, and a Sentinel beside each redis-server.
+func serverProcesses(preset string) int {
+	if preset == "redis-sentinel" {
+		return 6
+	}
+	return 3
 }
 
 func serverScenario(t *testing.T, preset, extra string) string {
@@ -40,7 +52,7 @@ func serverScenario(t *testing.T, preset, extra string) string {
 // interrupted (SIGINT, SIGTERM), and when they fail to start in time:
 // none is left behind, whatever happened.
 func TestServersLeaveNoProcess(t *testing.T) {
-	for _, preset := range []string{"etcd", "zookeeper"} {
+	for _, preset := range []string{"etcd", "zookeeper", "redis-sentinel"} {
 		t.Run(preset+"/end", func(t *testing.T) {
 			needs(t, preset)
 			tag := tagged(t)
@@ -72,8 +84,8 @@ func TestServersLeaveNoProcess(t *testing.T) {
 				os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "60s"`, 1)), 0o644)
 				tag := tagged(t)
 				cmd, out := startUp(t, tag, "run", "--store", t.TempDir(), file)
-				if n := len(survivors(tag)); n != 5 {
-					t.Errorf("%d tagged processes while running, want 5 (coup, its reaper and 3 servers)", n)
+				if n, want := len(survivors(tag)), 2+serverProcesses(preset); n != want {
+					t.Errorf("%d tagged processes while running, want %d (coup, its reaper and the hosts' %d)", n, want, serverProcesses(preset))
 				}
 				cmd.Process.Signal(sig)
 				err := cmd.Wait()
@@ -89,23 +101,26 @@ func TestServersLeaveNoProcess(t *testing.T) {
 				}
 			})
 		}
-		// Client processes (coup adapter) go the same way as the servers.
-		t.Run(preset+"/client-processes/SIGINT", func(t *testing.T) {
-			needs(t, preset)
-			file := serverScenario(t, preset, "client_processes = true\n[workload]\nkind = \"mutex\"\nclients = 2\nat = \"50s\"")
-			os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "60s"`, 1)), 0o644)
-			tag := tagged(t)
-			cmd, out := startUp(t, tag, "run", "--store", t.TempDir(), file)
-			if n := len(survivors(tag)); n != 7 {
-				t.Errorf("%d tagged processes while running, want 7 (coup, its reaper, 3 servers and 2 clients)", n)
-			}
-			cmd.Process.Signal(syscall.SIGINT)
-			err := cmd.Wait()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
-				t.Errorf("exit %v, want 3\n%s", err, out.String())
-			}
-			checkNoSurvivors(t, tag)
-		})
+		// Client processes (coup adapter) go the same way as the servers
+		// (the redis client runs inside coup only).
+		if preset != "redis-sentinel" {
+			t.Run(preset+"/client-processes/SIGINT", func(t *testing.T) {
+				needs(t, preset)
+				file := serverScenario(t, preset, "client_processes = true\n[workload]\nkind = \"mutex\"\nclients = 2\nat = \"50s\"")
+				os.WriteFile(file, []byte(strings.Replace(readFile(t, file), `duration = "1s"`, `duration = "60s"`, 1)), 0o644)
+				tag := tagged(t)
+				cmd, out := startUp(t, tag, "run", "--store", t.TempDir(), file)
+				if n := len(survivors(tag)); n != 7 {
+					t.Errorf("%d tagged processes while running, want 7 (coup, its reaper, 3 servers and 2 clients)", n)
+				}
+				cmd.Process.Signal(syscall.SIGINT)
+				err := cmd.Wait()
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+					t.Errorf("exit %v, want 3\n%s", err, out.String())
+				}
+				checkNoSurvivors(t, tag)
+			})
+		}
 		t.Run(preset+"/start-timeout", func(t *testing.T) {
 			needs(t, preset)
 			tag := tagged(t)

@@ -1,6 +1,6 @@
 module github.com/coupharness/coup/examples/raft
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/coupharness/coup v0.0.0

@@ -83,6 +83,7 @@ type cluster struct {
 	client  map[string]string
 	procs   map[string]*proc
 	timeout string
+	lease   string // --lease, when set
 }
 
 // newCluster picks addresses for n nodes on 127.0.X.i, with X random and
@@ -118,6 +119,9 @@ func newCluster(t *testing.T, n int) *cluster {
 func (c *cluster) start(id, dir string) *proc {
 	c.t.Helper()
 	args := []string{"--id", id, "--listen", c.listen[id], "--status", c.status[id], "--client", c.client[id], "--data", dir, "--election-timeout", c.timeout}
+	if c.lease != "" {
+		args = append(args, "--lease", c.lease)
+	}
 	for _, p := range c.ids {
 		if p != id {
 			args = append(args, "--peer", p+"="+c.listen[p])
@@ -326,6 +330,8 @@ func TestBadFlags(t *testing.T) {
 		with("--peer", "n2=127.0.0.1:3", "extra"),
 		with("--peer", "n2=127.0.0.1:3", "--listen", "nowhere"),
 		with("--peer", "n2=127.0.0.1:3", "--client", "nowhere"),
+		with("--peer", "n2=127.0.0.1:3", "--lease", "300ms"), // not shorter than the election timeout
+		with("--peer", "n2=127.0.0.1:3", "--lease", "-1s"),
 		{"--id", "n1", "--listen", "127.0.0.1:1", "--status", "127.0.0.1:2", "--data", t.TempDir(), "--peer", "n2=127.0.0.1:3"},
 	} {
 		var stderr bytes.Buffer
@@ -618,5 +624,43 @@ func TestAdapter(t *testing.T) {
 		}
 	case <-time.After(waitLimit):
 		t.Errorf("the adapter did not exit when stdin closed")
+	}
+}
+
+// In lease mode a write is answered once a majority holds it, and a read
+// only while the leader's lease holds: a leader whose followers are gone
+// leaves a write unanswered (its fate unknown) and, its lease past,
+// refuses to read.
+func TestLease(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3)
+	c.timeout, c.lease = "300ms", "200ms"
+	for _, id := range c.ids {
+		c.start(id, t.TempDir())
+	}
+	st := c.settled(0)
+	l := c.dial(st.Leader)
+	l.expect("PUT 1 100", "OK")
+	// The lease follows a majority's ack of a heartbeat: at most one away.
+	deadline := time.Now().Add(waitLimit)
+	for got := l.ask("GET 1\n"); got != "OK 100"; got = l.ask("GET 1\n") {
+		if got != "NOTLEADER" || time.Now().After(deadline) {
+			t.Fatalf("GET 1 answered %q, want OK 100 once the lease holds", got)
+		}
+		time.Sleep(heartbeat)
+	}
+	for _, id := range c.ids {
+		if id != st.Leader {
+			c.kill(id)
+		}
+	}
+	l.c.SetDeadline(time.Now().Add(waitLimit))
+	io.WriteString(l.c, "PUT 2 200\n")
+	if line, err := l.r.ReadString('\n'); err == nil {
+		t.Fatalf("a write no majority holds was answered %q; want the connection closed unanswered", line)
+	}
+	time.Sleep(300 * time.Millisecond) // past the lease
+	if got := c.dial(st.Leader).ask("GET 1\n"); got != "NOTLEADER" {
+		t.Fatalf("GET 1 past the lease answered %q, want NOTLEADER", got)
 	}
 }

@@ -1,5 +1,6 @@
 // Package proc starts and controls node processes: each in its own process
-// group, with stdin and stdout as pipes and stderr written straight to a
+// group (or in the group of another, as the processes of one host share
+// one), with stdin and stdout as pipes and stderr written straight to a
 // log file.
 //
 // Every process the package starts is tracked until it has been waited for,
@@ -38,6 +39,12 @@ type Spec struct {
 	Log *os.File
 	// Dir is the working directory ("" for the harness's).
 	Dir string
+	// Group, when not 0, is the process group the process joins (one led
+	// by a running process this package started), instead of leading a
+	// group of its own: the processes of one host share a group, so that
+	// one signal reaches them all at once. Signals to a member reach it
+	// alone; its group goes with its leader.
+	Group int
 }
 
 // Proc is one running (or finished) process.
@@ -49,6 +56,8 @@ type Proc struct {
 	once   sync.Once
 	err    error
 	state  *os.ProcessState
+	// member is set when the process joined another's group (Spec.Group).
+	member bool
 }
 
 var (
@@ -67,6 +76,7 @@ func Start(s Spec) (*Proc, error) {
 	cmd.Stderr = s.Log
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // Ctrl-C at a terminal reaches the harness only
+		Pgid:      s.Group,         // 0: a group of its own
 		Pdeathsig: syscall.SIGKILL, // and the node dies if the harness does
 	}
 	stdin, err := cmd.StdinPipe()
@@ -77,14 +87,16 @@ func Start(s Spec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
-	p := &Proc{cmd: cmd, Stdin: stdin, Stdout: stdout, done: make(chan struct{})}
+	p := &Proc{cmd: cmd, Stdin: stdin, Stdout: stdout, done: make(chan struct{}), member: s.Group != 0}
 	mu.Lock()
 	defer mu.Unlock()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
 	live[p] = true
-	reaper.watch(p.Pid())
+	if !p.member {
+		reaper.watch(p.Pid()) // a member's group is its leader's, watched already
+	}
 	return p, nil
 }
 
@@ -96,10 +108,12 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 func (p *Proc) Wait() (*os.ProcessState, error) {
 	p.once.Do(func() {
 		err := p.cmd.Wait()
-		// What the process left in its group (a wrapper's children) goes
-		// with it.
-		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-		reaper.forget(p.Pid())
+		// What the process left in its group (a wrapper's children, the
+		// members that joined it) goes with it.
+		if !p.member {
+			_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+			reaper.forget(p.Pid())
+		}
 		mu.Lock()
 		p.state, p.err = p.cmd.ProcessState, err
 		delete(live, p)
@@ -113,12 +127,16 @@ func (p *Proc) Wait() (*os.ProcessState, error) {
 // Done is closed when Wait has returned.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
-// Signal sends sig to the process's group.
+// Signal sends sig to the process's group, or, for a process that joined
+// another's group (Spec.Group), to the process alone.
 func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.member {
+		return syscall.Kill(p.Pid(), sig)
+	}
 	return syscall.Kill(-p.Pid(), sig)
 }
 
-// Kill kills the process group with SIGKILL.
+// Kill kills the process group with SIGKILL (a member alone).
 func (p *Proc) Kill() error { return p.Signal(syscall.SIGKILL) }
 
 // Pause stops the process group (SIGSTOP).

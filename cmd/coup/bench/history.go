@@ -52,11 +52,15 @@ type Cost struct {
 // historyScenario is a long Ω run on seven nodes with a realistic mix of
 // events: heartbeats to all, every message recorded; loss, delay and
 // duplication in the first third; a crash and a restart of the leader, a
-// pause, and a partition later on. Every check runs on it.
+// pause, and a partition later on. Every check runs on it but lost-writes,
+// which needs writes.
 func historyScenario(d time.Duration) string {
 	at := func(frac float64) string { return tomlDuration(time.Duration(frac * float64(d))) }
 	var names []string
 	for _, c := range checks.All() {
+		if c.Name == "lost-writes" {
+			continue // it judges a set or lin-kv workload's writes, and validation refuses it elsewhere
+		}
 		names = append(names, fmt.Sprintf("%q", c.Name))
 	}
 	return fmt.Sprintf(`name = "bench-history"

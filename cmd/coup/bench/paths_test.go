@@ -173,7 +173,8 @@ func TestHistoryPartMeasures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Events < 2000 || h.Bytes <= 0 || h.Checks != len(checks.All()) || h.Read.Time <= 0 || h.Check.Time <= 0 ||
+	if h.Events < 2000 || h.Bytes <= 0 || h.Checks != len(checks.All())-1 || // every check but lost-writes
+		h.Read.Time <= 0 || h.Check.Time <= 0 ||
 		h.Read.Allocated == 0 || h.Check.Allocated < h.Read.Allocated/2 || h.Read.Live == 0 {
 		t.Errorf("history figures %+v", h)
 	}

@@ -1,4 +1,4 @@
-package sim
+package explore
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ func (r *ShrinkResult) Finish(name string) {
 	sc.Name = name + "-shrunk"
 	sc.Description = fmt.Sprintf("%s, shrunk: %s", name, r.Signature)
 	var violations []string
-	for _, c := range r.Outcome.Results.Order {
-		if r.Outcome.Results.Checks[c].Valid == checks.False {
+	for _, c := range r.Run.Results.Order {
+		if r.Run.Results.Checks[c].Valid == checks.False {
 			violations = append(violations, c)
 		}
 	}
@@ -40,7 +40,9 @@ func (r *ShrinkResult) SizeTable(indent string) string {
 	row("faults", o.Faults, s.Faults)
 	row("fault occurrences", o.Occurrences, s.Occurrences)
 	row("nodes", o.Nodes, s.Nodes)
-	row("messages", o.Messages, s.Messages)
+	if o.Messages > 0 || s.Messages > 0 { // real servers' messages are not counted
+		row("messages", o.Messages, s.Messages)
+	}
 	row("history events", o.Events, s.Events)
 	row("duration", o.Duration, s.Duration)
 	row("recovery", o.Recovery, s.Recovery)

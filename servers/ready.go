@@ -1,0 +1,145 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/scenario"
+)
+
+// Ready on observed state: once every host's processes accept
+// connections (the run's zero), the cluster is watched as it forms, by
+// the same log lines and polls that give its leader reports. The first
+// moment a node is seen to lead and every other node to follow it, the
+// cluster is ready: the history records a ready event there, whatever
+// the scenario waits for, so that the verdict can say when a fault began
+// before it. Start waits for what ready_state asks ("leader" or
+// "followers") within ready_timeout, and fails the run with what was
+// seen when it does not come.
+
+// watchReady notes the first leader, and the first moment every other
+// node follows it (called under o.mu, after each recorded report).
+func (o *observer) watchReady() {
+	select {
+	case <-o.clusterSeen:
+		return // seen already: the ready event is recorded once
+	default:
+	}
+	leader, ok := o.leading()
+	if !ok {
+		return
+	}
+	select {
+	case <-o.leaderSeen:
+	default:
+		close(o.leaderSeen)
+	}
+	for _, n := range o.order {
+		if b := o.nodes[n]; !b.up || !b.recorded || b.leader != leader {
+			return
+		}
+	}
+	b := o.nodes[leader]
+	close(o.clusterSeen)
+	o.r.observed(history.Event{Kind: history.KindReady, Value: leader, Term: b.term, Detail: o.describe()})
+}
+
+// leading is a node that is up and believes it leads (the first, in
+// order, when two do).
+func (o *observer) leading() (string, bool) {
+	for _, n := range o.order {
+		if b := o.nodes[n]; b.up && b.recorded && b.leader == n {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// describe says what each node was last seen to believe (under o.mu):
+// "n1 leads (term 2); n2 follows n1; n3: nothing seen yet".
+func (o *observer) describe() string {
+	var parts []string
+	for _, n := range o.order {
+		b := o.nodes[n]
+		term := ""
+		if b.term != nil {
+			term = fmt.Sprintf(" (term %d)", *b.term)
+		}
+		switch {
+		case !b.up:
+			parts = append(parts, n+" is down")
+		case !b.recorded:
+			parts = append(parts, n+": nothing seen yet")
+		case b.leader == n:
+			parts = append(parts, n+" leads"+term)
+		case b.leader == "":
+			parts = append(parts, n+" follows no leader"+term)
+		default:
+			parts = append(parts, n+" follows "+b.leader+term)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// readyWhat says what a ready state waits for, for messages.
+func readyWhat(state string) string {
+	if state == scenario.ReadyLeader {
+		return "a node seen to lead"
+	}
+	return "a node seen to lead and every other to follow it"
+}
+
+// awaitReady waits until the cluster reaches the scenario's ready state,
+// a host exits, the ready timeout passes, or ctx ends.
+func (r *run) awaitReady(ctx context.Context) error {
+	var seen <-chan struct{}
+	switch r.sv.ReadyState {
+	case scenario.ReadyLeader:
+		seen = r.obs.leaderSeen
+	case scenario.ReadyFollowers:
+		seen = r.obs.clusterSeen
+	default:
+		return nil
+	}
+	what := readyWhat(r.sv.ReadyState)
+	r.logf("waiting for the cluster to be ready (%s), for up to %s", what, r.sv.ReadyTimeout.D)
+	timeout := time.NewTimer(r.sv.ReadyTimeout.D)
+	defer timeout.Stop()
+	for {
+		select {
+		case <-seen:
+			r.obs.mu.Lock()
+			state := r.obs.describe()
+			r.obs.mu.Unlock()
+			r.progress("cluster ready: %s", console.Printable(state))
+			return nil
+		case <-r.down:
+			for _, s := range r.servers {
+				if !s.host.Up() {
+					return fmt.Errorf("%w: %s exited before the cluster was ready (%s; its log: %s.log)", lifecycle.ErrNodeStart, s.id, what, s.id)
+				}
+			}
+		case <-timeout.C:
+			r.obs.mu.Lock()
+			state := r.obs.describe()
+			r.obs.mu.Unlock()
+			return fmt.Errorf("%w: the cluster was not ready within ready_timeout %s (ready_state %q: %s): %s",
+				lifecycle.ErrNodeStart, r.sv.ReadyTimeout.D, r.sv.ReadyState, what, state)
+		case <-ctx.Done():
+			return lifecycle.ErrInterrupted
+		}
+	}
+}
+
+// hostDown is told that a host went down on its own.
+func (r *run) hostDown() {
+	select {
+	case r.down <- struct{}{}:
+	default:
+	}
+}
