@@ -116,10 +116,19 @@ func (p *prober) read() (wall, mono int64) {
 // wallSkew is how far the probe's wall clock is from the true one, within
 // the time a question takes.
 func (p *prober) wallSkew() time.Duration {
-	before := time.Now().UnixNano()
-	wall, _ := p.read()
-	after := time.Now().UnixNano()
-	return time.Duration(wall - (before+after)/2)
+	// As NTP does: of a few readings, the one whose round trip was
+	// shortest, so that a loaded machine's slow answer does not pass for
+	// a skew (its error is at most half its round trip).
+	var best, rtt int64 = 0, -1
+	for i := 0; i < 5; i++ {
+		before := time.Now().UnixNano()
+		wall, _ := p.read()
+		after := time.Now().UnixNano()
+		if rtt < 0 || after-before < rtt {
+			best, rtt = wall-(before+after)/2, after-before
+		}
+	}
+	return time.Duration(best)
 }
 
 func fmtSscan(s string, args ...any) (int, error) { return fmt.Sscan(s, args...) }
