@@ -194,9 +194,10 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 		for next-done < int64(window) {
 			binary.LittleEndian.PutUint64(msg[:], uint64(next))
 			out = append(out, msg[:]...)
-			sentAt[next%ring] = int64(time.Since(t0))
+			at := int64(time.Since(t0))
+			sentAt[next%ring] = at
 			next++
-			if now >= from {
+			if at >= from {
 				f.Sent++
 			}
 		}
@@ -216,7 +217,9 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 			if seq != done {
 				return f, fmt.Errorf("answer %d came when %d was due", seq, done)
 			}
-			if now >= from && now < to {
+			// A ping sent in the warm-up is not counted as sent, so its
+			// answer is not counted as completed either.
+			if now >= from && now < to && sentAt[seq%ring] >= from {
 				f.Completed++
 				rtts = append(rtts, now-sentAt[seq%ring])
 			}
