@@ -123,7 +123,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{end}}
 
 {{with .Lost}}<h2 id="lost-writes">Lost writes</h2>
-<p class="key">What became of every {{if eq .Workload "lin-kv"}}write and compare-and-set{{else}}add{{end}}, by the final reads after the heal (the check <a href="#check-lost-writes">lost-writes</a>, <span class="badge {{verdictClass .Valid}}">{{.Valid}}</span>): an acknowledged write is lost when no final read made after its acknowledgement has it{{if eq .Workload "lin-kv"}} and no other write of its key may have come after it{{end}}; one that was not acknowledged (it timed out, or failed) and is there was recovered.</p>
+<p class="key">What became of every {{if eq .Workload "lin-kv"}}write and compare-and-set{{else}}add{{end}}, by the final reads after the heal (the check <a href="#check-lost-writes">lost-writes</a>, <span class="badge {{verdictClass .Valid}}">{{.Valid}}</span>): an acknowledged write is lost when no final read made after its acknowledgement has it{{if eq .Workload "lin-kv"}} and no other write of its key may have come after it{{end}}; one that was not acknowledged (it timed out, or failed) but is read there anyway was recovered.</p>
 <table id="lost-counts">{{range .Counts}}<tr><th>{{.What}}</th><td{{if .Class}} class="{{.Class}}"{{end}}>{{.N}}</td></tr>{{end}}</table>
 {{if .Windows}}<p class="note">When the lost writes were acknowledged, and by which nodes (lost writes less than a second apart are one window), with the nemesis's faults in force then or begun within a second after:</p>
 <table id="lost-windows"><tr><th>from</th><th>to</th><th>for</th><th>lost</th><th>acknowledged by</th><th>faults</th></tr>
