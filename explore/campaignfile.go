@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/coupharness/coup/verdict"
@@ -170,65 +169,29 @@ type CampaignFile struct {
 // place requires is an error naming the file and the line; a last line
 // cut short (a shard killed while writing) is ignored.
 func ReadCampaign(path string) (*CampaignFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadResults, err)
-	}
-	defer f.Close()
 	cf := &CampaignFile{Path: path}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s:%d: %s", ErrBadResults, path, line, fmt.Sprintf(format, args...))
-	}
-	var pending error
-	for sc.Scan() {
-		line++
-		if pending != nil {
-			return nil, pending // a bad line that was not the last
-		}
-		b := sc.Bytes()
-		var kind struct {
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal(b, &kind); err != nil {
-			pending = bad("not a JSON object: %v", err)
-			continue
-		}
-		switch {
-		case line == 1 && kind.Kind != "campaign":
-			return nil, bad("the first line is no campaign header (kind %q): not a results file of coup explore --out", kind.Kind)
-		case kind.Kind == "campaign" && line != 1:
-			return nil, bad("a second header")
-		case cf.Ended:
-			return nil, bad("a line after the end line")
-		}
-		var err error
-		switch kind.Kind {
+	err := readResults(path, "campaign", "coup explore --out", 4<<20, func(kind string, b []byte) error {
+		switch kind {
 		case "campaign":
-			err = json.Unmarshal(b, &cf.Header)
+			return json.Unmarshal(b, &cf.Header)
 		case "run":
 			var r RunResult
-			if err = json.Unmarshal(b, &r); err == nil {
-				cf.Runs = append(cf.Runs, r)
+			if err := json.Unmarshal(b, &r); err != nil {
+				return err
 			}
+			cf.Runs = append(cf.Runs, r)
 		case "end":
-			if err = json.Unmarshal(b, &cf.End); err == nil {
-				cf.Ended = true
+			if err := json.Unmarshal(b, &cf.End); err != nil {
+				return err
 			}
+			cf.Ended = true
 		default:
-			return nil, bad("unknown kind %q", kind.Kind)
+			return fmt.Errorf("unknown kind %q", kind)
 		}
-		if err != nil {
-			return nil, bad("%v", err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadResults, path, err)
-	}
-	if line == 0 {
-		return nil, fmt.Errorf("%w: %s: empty", ErrBadResults, path)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	h := cf.Header
 	if h.Shards < 1 || h.Shard < 1 || h.Shard > h.Shards || h.Lanes < 1 || h.LaneFrom < 0 || h.LaneCount < 0 || h.LaneFrom+h.LaneCount > h.Lanes {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,66 +166,30 @@ var ErrBadResults = errors.New("bad sweep results")
 // requires is an error naming the file and the line; a last line cut
 // short (a shard killed while writing) is ignored.
 func ReadSweep(path string) (*SweepFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadResults, err)
-	}
-	defer f.Close()
 	sf := &SweepFile{Path: path}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s:%d: %s", ErrBadResults, path, line, fmt.Sprintf(format, args...))
-	}
-	var pendingErr error
-	for sc.Scan() {
-		line++
-		if pendingErr != nil {
-			return nil, pendingErr // a bad line that was not the last
-		}
-		b := sc.Bytes()
-		var kind struct {
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal(b, &kind); err != nil {
-			pendingErr = bad("not a JSON object: %v", err)
-			continue
-		}
-		switch {
-		case line == 1 && kind.Kind != "sweep":
-			return nil, bad("the first line is no sweep header (kind %q): not a results file of coup sim --out", kind.Kind)
-		case kind.Kind == "sweep" && line != 1:
-			return nil, bad("a second header")
-		case sf.Ended:
-			return nil, bad("a line after the end line")
-		}
-		var err error
-		switch kind.Kind {
+	err := readResults(path, "sweep", "coup sim --out", 1<<20, func(kind string, b []byte) error {
+		switch kind {
 		case "sweep":
-			err = json.Unmarshal(b, &sf.Header)
+			return json.Unmarshal(b, &sf.Header)
 		case "seed":
 			var r SeedResult
-			if err = json.Unmarshal(b, &r); err == nil {
-				sf.Seeds = append(sf.Seeds, r)
+			if err := json.Unmarshal(b, &r); err != nil {
+				return err
 			}
+			sf.Seeds = append(sf.Seeds, r)
 		case "end":
 			var e SweepEnd
-			if err = json.Unmarshal(b, &e); err == nil {
-				sf.Ended, sf.Done = true, e.Done
+			if err := json.Unmarshal(b, &e); err != nil {
+				return err
 			}
+			sf.Ended, sf.Done = true, e.Done
 		default:
-			return nil, bad("unknown kind %q", kind.Kind)
+			return fmt.Errorf("unknown kind %q", kind)
 		}
-		if err != nil {
-			return nil, bad("%v", err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadResults, path, err)
-	}
-	if line == 0 {
-		return nil, fmt.Errorf("%w: %s: empty", ErrBadResults, path)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	h := sf.Header
 	if h.Shards < 1 || h.Shard < 1 || h.Shard > h.Shards || h.Seeds < 0 || h.ShardSeeds < 0 {
