@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/coupharness/coup/nodes"
+	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
 )
 
@@ -58,7 +56,7 @@ func shrink(sc *Scenario, spec *nodes.Spec, seed int64, opts Options) (*Shrunk, 
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("write the shrunk scenario: %w", err)
 	}
-	res.Scenario.Command = commandFrom(sc, res.Scenario.Command, path)
+	res.Scenario.Command = scenario.CommandMovedTo(sc.File, res.Scenario.Command, path)
 	var h strings.Builder
 	fmt.Fprintf(&h, "Shrunk by coup from %s at seed %d, with the machine %s.\n", sc.File, seed, spec.Name)
 	fmt.Fprintf(&h, "It fails as that run failed: %s\n\n", res.Signature)
@@ -80,34 +78,4 @@ func shrink(sc *Scenario, spec *nodes.Spec, seed int64, opts Options) (*Shrunk, 
 
 func size(s sim.Size) Size {
 	return Size{Nodes: s.Nodes, Faults: s.Faults, Occurrences: s.Occurrences, Messages: int(s.Messages), Events: s.Events, Duration: s.Duration}
-}
-
-// commandFrom is the command of a scenario moved to path: a relative path
-// the original file gave its command, which loading made absolute from
-// the original's folder, is made relative to path's folder, so that the
-// shrunk file runs under coup run from wherever the tree is.
-func commandFrom(sc *Scenario, resolved []string, path string) []string {
-	var written struct {
-		Command []string `toml:"command"`
-	}
-	if len(resolved) == 0 || sc.File == "" {
-		return resolved
-	}
-	if _, err := toml.DecodeFile(sc.File, &written); err != nil || len(written.Command) != len(resolved) {
-		return resolved
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return resolved
-	}
-	out := slices.Clone(resolved)
-	for i, w := range written.Command {
-		if w == resolved[i] || filepath.IsAbs(w) {
-			continue
-		}
-		if rel, err := filepath.Rel(dir, resolved[i]); err == nil {
-			out[i] = rel
-		}
-	}
-	return out
 }

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/coupharness/coup/scenario"
 )
 
 // A shrunk scenario written elsewhere keeps its command runnable: the
 // relative paths the original gave are made relative to the new folder;
 // absolute ones and bare program names stay as written.
-func TestCommandFrom(t *testing.T) {
+func TestCommandMovedTo(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"ex/run.sh"} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
@@ -39,13 +41,13 @@ func TestCommandFrom(t *testing.T) {
 		{filepath.Join(dir, "ex", "shrunk.toml"), []string{"sh", "run.sh", "/abs/x", "--flag"}},
 		{filepath.Join(dir, "store", "s", "shrunk.toml"), []string{"sh", "../../ex/run.sh", "/abs/x", "--flag"}},
 	} {
-		if got := commandFrom(sc, sc.Command, c.to); !slices.Equal(got, c.want) {
+		if got := scenario.CommandMovedTo(sc.File, sc.Command, c.to); !slices.Equal(got, c.want) {
 			t.Errorf("written to %s: command %q, want %q", c.to, got, c.want)
 		}
 	}
 	built := *sc
 	built.File = ""
-	if got := commandFrom(&built, sc.Command, filepath.Join(dir, "x.toml")); !slices.Equal(got, sc.Command) {
+	if got := scenario.CommandMovedTo(built.File, sc.Command, filepath.Join(dir, "x.toml")); !slices.Equal(got, sc.Command) {
 		t.Errorf("a scenario from no file: command %q, want it as it is", got)
 	}
 }

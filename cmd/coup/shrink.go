@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
@@ -230,7 +228,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 		return verdict.ExitUnknown
 	}
 	res.Finish(sc.Name)
-	res.Scenario.Command = commandMovedTo(sc, res.Scenario.Command, f.out)
+	res.Scenario.Command = scenario.CommandMovedTo(sc.File, res.Scenario.Command, f.out)
 	out.printf("shrunk in %d runs (%s from the first run)", res.Runs, time.Since(start).Round(time.Second))
 	switch {
 	case res.Interrupted:
@@ -404,36 +402,6 @@ func (h shrinkHeader) text() string {
 		fmt.Fprintf(&b, "\nRun it again: coup run --repeat %d %s", max(h.flags.runs, 1), shellQuote(h.path))
 	}
 	return b.String()
-}
-
-// commandMovedTo is the command of a scenario written to path: a
-// relative path the original file gave its command, which loading made
-// absolute from the original's folder, is made relative to path's
-// folder, so that the shrunk file runs from wherever the tree is.
-func commandMovedTo(sc *scenario.Scenario, resolved []string, path string) []string {
-	var written struct {
-		Command []string `toml:"command"`
-	}
-	if len(resolved) == 0 || sc.File == "" {
-		return resolved
-	}
-	if _, err := toml.DecodeFile(sc.File, &written); err != nil || len(written.Command) != len(resolved) {
-		return resolved
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return resolved
-	}
-	out := slices.Clone(resolved)
-	for i, w := range written.Command {
-		if w == resolved[i] || filepath.IsAbs(w) {
-			continue
-		}
-		if rel, err := filepath.Rel(dir, resolved[i]); err == nil {
-			out[i] = rel
-		}
-	}
-	return out
 }
 
 // scenarioFolder is a server template's reference to the scenario's
