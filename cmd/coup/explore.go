@@ -19,6 +19,7 @@ import (
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -169,7 +170,7 @@ func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
 	}
 	switch d {
 	case "sim":
-		return &simRunner{store: f.store}, nil
+		return &sim.Runner{KeepIn: f.store}, nil
 	case "servers":
 		return &serverRunner{store: f.store}, nil
 	}

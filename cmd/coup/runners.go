@@ -13,46 +13,10 @@ import (
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/servers"
-	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 )
 
 // The drivers as the search room sees them: each a Runner.
-
-// simRunner runs a scenario in the simulator, without a store: a failing
-// run is kept by running its seed again into the store (Keep), which
-// gives the same run.
-type simRunner struct {
-	store string
-	opts  sim.Options
-}
-
-var (
-	_ explore.Runner = (*simRunner)(nil)
-	_ explore.Keeper = (*simRunner)(nil)
-)
-
-func (r *simRunner) Run(ctx context.Context, sc *scenario.Scenario) (*explore.Run, error) {
-	out, err := sim.Simulate(sc, sc.Seed, r.opts)
-	if err != nil {
-		return nil, err
-	}
-	return &explore.Run{Results: out.Results, History: out.History, Wall: out.Wall, Release: func() { sim.Recycle(out) }}, nil
-}
-
-func (r *simRunner) Keep(ctx context.Context, sc *scenario.Scenario) (string, error) {
-	opts := r.opts
-	opts.Store = r.store
-	out, err := sim.Simulate(sc, sc.Seed, opts)
-	if err != nil {
-		return "", err
-	}
-	defer sim.Recycle(out)
-	return out.Dir, nil
-}
-
-func (r *simRunner) Exact() bool  { return true }
-func (r *simRunner) Name() string { return "simulator" }
 
 // processRunner runs a scenario with node processes on pipes, into the
 // store, and reads its history back.
