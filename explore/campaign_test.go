@@ -89,9 +89,9 @@ func TestShardsMergeLikeTheWhole(t *testing.T) {
 		runs           int
 	}{
 		{Random, 4, 1, 4, 150},
-		{Guided, 4, 1, 4, 400},
-		{Guided, 4, 1, 2, 400},
-		{Guided, 3, 2, 3, 300},
+		{Guided, 4, 1, 4, 800},
+		{Guided, 4, 1, 2, 800},
+		{Guided, 3, 2, 3, 600},
 	} {
 		whole, res := campaignFile(t, Campaign{Strategy: tt.strategy, Seed: 3, Runs: tt.runs, Lanes: tt.lanes, Workers: tt.workers})
 		if len(res.Tally.Groups()) == 0 {

@@ -342,7 +342,13 @@ func (a *abstraction) op(e *history.Event) {
 	}
 	switch e.F {
 	case "acquire":
-		a.moment(e.Time, scenario.TriggerAcquire, e.Process, "")
+		// the holder, and the leader of the time (a coordinator, a
+		// lock service's leader): the grantor
+		leader := ""
+		if a.current != "" && a.leaderAt[a.current] {
+			leader = a.current
+		}
+		a.moment(e.Time, scenario.TriggerAcquire, e.Process, leader)
 		if len(a.holders) > 0 {
 			a.add("acquire ok while held")
 		}

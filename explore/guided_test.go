@@ -138,3 +138,75 @@ func TestInFlightMomentsSpanTheRun(t *testing.T) {
 		t.Errorf("moments from %s to %s: want them to span 50ms to 950ms", first, last)
 	}
 }
+
+// A plan aims first at the kinds of moment the scenario's checks are
+// about (an operation under way for a store's checks, a grant for a
+// lock's), whichever kind its run showed first; the first two aims of a
+// run drawn afresh run at once, each alone after its moment (the parent's
+// faults armed after it dropped) and as long as the vocabulary lets it;
+// a grant is aimed at twice, hitting the holder and then the leader of
+// the time. Aims made from an aim's run wait their turn.
+func TestAimsAtTheChecksMomentsFirst(t *testing.T) {
+	for _, tt := range []struct {
+		checks string
+		want   []scenario.Trigger // the kinds of the first aims, in order
+		nodes  []string           // the node each hits ("" none named)
+	}{
+		{`["kv-linearizable"]`, []scenario.Trigger{scenario.TriggerInFlight, scenario.TriggerLeader}, []string{"n2", "n3"}},
+		{`["mutex-linearizable"]`, []scenario.Trigger{scenario.TriggerAcquire, scenario.TriggerAcquire}, []string{"n1", "n3"}},
+		{`["two-leaders"]`, []scenario.Trigger{scenario.TriggerLeader}, []string{"n3"}}, // then the others, in turn
+	} {
+		sc, err := scenario.Parse("aims.toml", aimScenario+"\n[checks]\nrun = "+tt.checks+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := newStrategy(Guided, sc, 1, 0, 8)
+		g := st.(*guided)
+		first := g.next(0, 0)
+		first.Faults = append(first.Faults[:0], scenario.Fault{Kind: "pause", At: dur(800 * time.Millisecond), For: dur(50 * time.Millisecond),
+			Target: scenario.Target{Names: []string{"one"}, Set: true}})
+		moments := []Moment{
+			{At: 400 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"},
+			{At: 500 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "write"},
+			{At: 600 * time.Millisecond, What: scenario.TriggerAcquire, Node: "n1", Value: "n3"},
+		}
+		g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: moments})
+		for i, want := range tt.want {
+			if len(g.aims) == 0 {
+				t.Fatalf("%s: %d aims, want at least %d", tt.checks, i, len(tt.want))
+			}
+			p := g.aims[0]
+			if p.moment.What != want {
+				t.Errorf("%s: aim %d at a %s moment, want %s", tt.checks, i, p.moment.What, want)
+			}
+			if !p.now {
+				t.Errorf("%s: aim %d waits its turn; it should run at once", tt.checks, i)
+			}
+			child := g.next(1+i, 1+i)
+			if len(g.aims) > 0 && g.aims[0] == p {
+				t.Fatalf("%s: run %d is not the aim", tt.checks, 1+i)
+			}
+			if len(child.Faults) != 1 {
+				t.Fatalf("%s: aim %d: %q, want the aimed fault alone (the parent's at 800ms dropped)", tt.checks, i, child)
+			}
+			f := child.Faults[0]
+			if f.At.D > p.moment.At || f.At.D < p.moment.At-time.Millisecond || f.For.D != 640*time.Millisecond {
+				t.Errorf("%s: aim %d at %s: %q, want a start just before it lasting 640ms", tt.checks, i, p.moment.At, child)
+			}
+			if got := f.Target.Names[0]; got != tt.nodes[i] {
+				t.Errorf("%s: aim %d hits %s, want %s", tt.checks, i, got, tt.nodes[i])
+			}
+		}
+		if len(g.aims) > 0 && g.aims[0].now {
+			t.Errorf("%s: aim %+v runs at once: only the first two at the checks' kinds should", tt.checks, g.aims[0])
+		}
+		// an aim's run that shows something new plans aims that wait
+		before := len(g.aims)
+		g.observe(1, &observation{run: 1, sched: first, features: Features{"b"}, moments: moments})
+		for _, p := range g.aims[before:] {
+			if p.now {
+				t.Errorf("%s: an aim's entry planned an aim to run at once: %+v", tt.checks, p)
+			}
+		}
+	}
+}

@@ -62,7 +62,7 @@ func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax
 			corpusMax = DefaultCorpus
 		}
 		return &guided{
-			d: d, seed: seed, seen: map[string]struct{}{},
+			d: d, seed: seed, seen: map[string]struct{}{}, focus: focusOf(sc.Checks.Run),
 			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
 			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
 			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
@@ -139,6 +139,10 @@ type guided struct {
 	aims  []planned
 	ops   *bandit
 	kinds *bandit // which kind of moment to aim at
+	// focus is the kinds of moment the scenario's checks are about
+	// (focusOf), most telling first: a plan aims at them first, and
+	// runs those aims at once rather than every other run.
+	focus []scenario.Trigger
 }
 
 // planned is a child to be made: parent with a fault aimed at a moment of
@@ -146,7 +150,46 @@ type guided struct {
 type planned struct {
 	parent *entry
 	moment Moment
+	// grantor: at a grant, the fault hits the leader of the time (the
+	// coordinator, the lock service's leader) rather than the holder.
+	grantor bool
+	// now: an aim at a kind of moment the checks are about, one of its
+	// entry's first, run before any other run.
+	now bool
 }
+
+// focusOf is the kinds of moment a scenario's checks are about, the most
+// telling first: a grant and a release for the lock's checks (a lock
+// given twice is given around a grant), an operation under way and a
+// leader change for a store's (a read or a write that meets a leader cut
+// off), an election's messages and a leader change for an election's.
+// A plan aims at these before the other kinds, whichever the run showed
+// first.
+func focusOf(run []string) []scenario.Trigger {
+	var out []scenario.Trigger
+	add := func(ts ...scenario.Trigger) {
+		for _, t := range ts {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	for _, c := range run {
+		switch c {
+		case "mutex-linearizable", "mutex-cs", "mutex-progress", "fencing":
+			add(scenario.TriggerAcquire, scenario.TriggerRelease)
+		case "kv-linearizable", "lost-writes":
+			add(scenario.TriggerInFlight, scenario.TriggerLeader)
+		case "two-leaders", "agreement", "validity", "termination", "one-leader-per-term", "stale-leader", "eventual-leadership":
+			add(scenario.TriggerMessage, scenario.TriggerLeader)
+		}
+	}
+	return out
+}
+
+// Bounds of a plan's aims run at once: per new entry, the first aims at
+// the checks' kinds of moment.
+const aimsNowPerEntry = 2
 
 // Bounds of the planned aims: per new entry, and waiting in all.
 const (
@@ -178,21 +221,28 @@ func (g *guided) next(t, i int) Schedule {
 			parents = append(parents, e)
 		}
 	}
-	if len(g.aims) > 0 && g.rng.IntN(2) == 0 {
+	if len(g.aims) > 0 && (g.aims[0].now || g.rng.IntN(2) == 0) {
 		p := g.aims[0]
 		g.aims = g.aims[1:]
 		child := p.parent.sched.clone()
 		m := &making{parent: p.parent, aim: slices.Index(scenario.Triggers, p.moment.What)}
 		p.parent.picked++
-		g.aimAtMoment(&child, p.moment, true)
+		mo := p.moment
+		if p.grantor {
+			mo.Node = mo.Value
+		}
+		f := g.aimAtMoment(&child, mo, true)
+		if p.now {
+			g.longest(f)
+		}
 		g.made[t] = m
 		return child
 	}
 	r := g.rng.Float64()
 	switch {
-	case len(parents) == 0 || r < 0.1:
+	case len(parents) == 0 || r < freshShare:
 		return fresh()
-	case r < 0.1+1.0/7 && len(parents) > 1:
+	case r < freshShare+1.0/7 && len(parents) > 1:
 		a, b := g.corpus.pick(g.rng), g.corpus.pick(g.rng)
 		if a != b && len(a.sched.Faults)+len(b.sched.Faults) > 1 {
 			a.picked++
@@ -248,17 +298,23 @@ func (g *guided) observe(t int, o *observation) int {
 	if fresh > 0 {
 		e := &entry{run: o.run, sched: o.sched, fresh: fresh, features: len(o.features), novel: novel, moments: o.moments}
 		g.corpus.add(e)
-		g.plan(e)
+		g.plan(e, m == nil)
 	}
 	return fresh
 }
 
 // plan plans the aims of a new entry: one moment of each kind its run
-// showed, in turn, until aimsPerEntry: the first delivery of its rarest
-// message first, then a leader change, a grant, an operation in flight …
-// (each drawn among its kind's), then the next rarest message, and so
-// on. Every kind of moment is tried early, whichever one the bug needs.
-func (g *guided) plan(e *entry) {
+// showed, in turn, until aimsPerEntry: the kinds the checks are about
+// first (focusOf), then the first delivery of its rarest message, then a
+// leader change, a grant, an operation in flight … (each drawn among its
+// kind's), then the next of each, and so on. Every kind of moment is
+// tried early, whichever one the bug needs. A grant is aimed at twice
+// when the run had a leader then: once hitting the holder, once the
+// leader. When the entry's schedule was drawn afresh (the lane's first
+// run, a fresh random one), not made from a parent, its first aims at
+// the checks' kinds run before anything else: aims at an aim's moments
+// wait their turn, lest aims beget aims and starve the rest.
+func (g *guided) plan(e *entry, drawn bool) {
 	byKind := map[scenario.Trigger][]Moment{}
 	var kinds []scenario.Trigger
 	for _, mo := range e.moments {
@@ -270,8 +326,15 @@ func (g *guided) plan(e *entry) {
 		}
 		byKind[mo.What] = append(byKind[mo.What], mo)
 	}
-	// messages first, then the other kinds in the order of scenario.Triggers
-	slices.SortStableFunc(kinds, func(a, b scenario.Trigger) int { return triggerRank(a) - triggerRank(b) })
+	// the checks' kinds first, then messages, then the other kinds in the
+	// order of scenario.Triggers
+	rank := func(t scenario.Trigger) int {
+		if i := slices.Index(g.focus, t); i >= 0 {
+			return i - 100
+		}
+		return triggerRank(t)
+	}
+	slices.SortStableFunc(kinds, func(a, b scenario.Trigger) int { return rank(a) - rank(b) })
 	var picks []Moment
 	for len(picks) < aimsPerEntry && len(kinds) > 0 {
 		for k := 0; k < len(kinds) && len(picks) < aimsPerEntry; k++ {
@@ -287,9 +350,31 @@ func (g *guided) plan(e *entry) {
 			}
 		}
 	}
+	var aims []planned
 	for _, mo := range picks {
-		g.aims = append(g.aims, planned{parent: e, moment: mo})
+		aims = append(aims, planned{parent: e, moment: mo})
+		if mo.What == scenario.TriggerAcquire && mo.Value != "" && mo.Value != mo.Node && slices.Contains(g.d.nodes, mo.Value) {
+			aims = append(aims, planned{parent: e, moment: mo, grantor: true})
+		}
 	}
+	aims = aims[:min(len(aims), aimsPerEntry)]
+	for i := range aims {
+		aims[i].now = drawn && i < aimsNowPerEntry && slices.Contains(g.focus, aims[i].moment.What)
+	}
+	// aims run at once go before those waiting their turn
+	n := 0
+	for n < len(g.aims) && g.aims[n].now {
+		n++
+	}
+	var now, later []planned
+	for _, a := range aims {
+		if a.now {
+			now = append(now, a)
+		} else {
+			later = append(later, a)
+		}
+	}
+	g.aims = slices.Concat(g.aims[:n], now, g.aims[n:], later)
 	if len(g.aims) > maxPlanned {
 		g.aims = g.aims[len(g.aims)-maxPlanned:]
 	}
@@ -459,12 +544,19 @@ func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 // with a trigger, it is armed just before the moment, and may name the
 // node and value the moment had, so that on the simulator, whose run with
 // the same seed is the same up to there, it fires at that very event. A
-// planned aim adds a fault (in place of one, when the schedule is full),
-// hits the moment's node (a partition isolates it, where the vocabulary
+// planned aim drops the parent's faults armed after the moment, adds a
+// fault (in place of one, when the schedule is still full), hits the
+// moment's node (a partition isolates it, where the vocabulary
 // has that shape), starts just before the moment and lasts long (the
 // upper half of the vocabulary's durations): a fault aimed at a moment
 // is meant to be in force through what follows it.
-func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
+func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fault {
+	if planned {
+		// the parent's faults armed after the moment go: they came after
+		// what its run showed there, and would change what follows the
+		// moment that the aim is about
+		s.Faults = slices.DeleteFunc(s.Faults, func(f scenario.Fault) bool { return f.At.D > mo.At })
+	}
 	var f *scenario.Fault
 	switch {
 	case len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0):
@@ -497,7 +589,7 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 		}
 		f.When = nil
 		f.At = dur(g.clamp(mo.At - round(logUniform(g.rng, time.Microsecond, time.Millisecond))))
-		return
+		return f
 	}
 	when := mo.What.When()
 	if when == nil || !slices.Contains(g.d.v.Triggers, mo.What) || g.rng.IntN(3) == 0 {
@@ -507,7 +599,7 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 			at += g.nudge()
 		}
 		f.At = dur(g.clamp(at))
-		return
+		return f
 	}
 	if g.rng.IntN(2) == 0 && slices.Contains(g.d.nodes, mo.Node) {
 		switch mo.What {
@@ -519,6 +611,17 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 	}
 	f.When = when
 	f.At = dur(g.clamp(mo.At - time.Microsecond))
+	return f
+}
+
+// longest makes an aimed fault of a plan run at once last as long as the
+// vocabulary lets it: the first try at a moment the checks are about
+// gives what follows the moment the most time to go wrong (a new leader
+// elected beside the one cut off, a lease run out).
+func (g *guided) longest(f *scenario.Fault) {
+	if lasts(f.Kind) {
+		f.For = dur(g.d.v.For[1])
+	}
 }
 
 // aimAt makes f hit node, the node of a moment (a message's receiver, the
@@ -527,6 +630,9 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) {
 func (g *guided) aimAt(f *scenario.Fault, node string) {
 	v := g.d.v
 	if !slices.Contains(g.d.nodes, node) { // a client's process
+		if f.Kind == string(nemesis.Pause) && slices.Contains(v.Targets, string(nemesis.Holder)) {
+			f.Target = scenario.Target{Names: []string{string(nemesis.Holder)}, Set: true}
+		}
 		return
 	}
 	if !slices.Contains(v.Targets, node) && !slices.Contains(v.Targets, string(nemesis.One)) && !slices.Contains(v.Targets, string(nemesis.Random)) {
@@ -607,3 +713,7 @@ func (b *bandit) reward(i int, hit bool) {
 		b.hits[i]++
 	}
 }
+
+// freshShare is the share of a guided lane's runs, beyond its planned
+// aims, that are drawn afresh as random's are.
+var freshShare = 0.1
