@@ -18,7 +18,7 @@ import (
 
 var (
 	freshRate   = regexp.MustCompile(`(?m)^# This file fails the same way in (\d+) of (\d+) fresh runs\.$`)
-	wroteRate   = regexp.MustCompile(`(?m)^wrote shrunk\.toml; it fails the same way in (\d+) of 3 fresh runs; a failing history is shrunk\.history\.jsonl$`)
+	wroteRate   = regexp.MustCompile(`(?m)^wrote shrunk\.toml; it fails the same way in (\d+) of 2 fresh runs; a failing history is shrunk\.history\.jsonl$`)
 	faultsSized = regexp.MustCompile(`(?m)^  faults +(\d+) +(\d+)$`)
 )
 
@@ -39,7 +39,7 @@ func testdataPath(t *testing.T, name string) string {
 func TestShrinkNodeProcesses(t *testing.T) {
 	debian.Program(t, "python3", "python3")
 	dir := t.TempDir()
-	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "3", "--budget", "24", "--quiet")
+	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "2", "--budget", "5", "--quiet")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -57,8 +57,8 @@ func TestShrinkNodeProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := freshRate.FindStringSubmatch(string(src))
-	if h == nil || h[1] != m[1] || h[2] != "3" {
-		t.Errorf("the header's rate %v, the command said %s of 3:\n%s", h, m[1], src)
+	if h == nil || h[1] != m[1] || h[2] != "2" {
+		t.Errorf("the header's rate %v, the command said %s of 2:\n%s", h, m[1], src)
 	}
 	sc, err := scenario.Load(filepath.Join(dir, "shrunk.toml"))
 	if err != nil {
