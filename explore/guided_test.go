@@ -190,8 +190,14 @@ func TestAimsAtTheChecksMomentsFirst(t *testing.T) {
 				t.Fatalf("%s: aim %d: %q, want the aimed fault alone (the parent's at 800ms dropped)", tt.checks, i, child)
 			}
 			f := child.Faults[0]
-			if f.At.D > p.moment.At || f.At.D < p.moment.At-time.Millisecond || f.For.D != 640*time.Millisecond {
-				t.Errorf("%s: aim %d at %s: %q, want a start just before it lasting 640ms", tt.checks, i, p.moment.At, child)
+			// just before its moment, in force as it happens; at a grant,
+			// just after it, while the lock is held
+			lo, hi, when := p.moment.At-time.Millisecond, p.moment.At, "before"
+			if want == scenario.TriggerAcquire {
+				lo, hi, when = p.moment.At, p.moment.At+time.Millisecond, "after"
+			}
+			if f.At.D > hi || f.At.D < lo || f.For.D != 640*time.Millisecond {
+				t.Errorf("%s: aim %d at %s: %q, want a start just %s it lasting 640ms", tt.checks, i, p.moment.At, child, when)
 			}
 			if got := f.Target.Names[0]; got != tt.nodes[i] {
 				t.Errorf("%s: aim %d hits %s, want %s", tt.checks, i, got, tt.nodes[i])

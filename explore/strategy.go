@@ -588,7 +588,14 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 			f.For = dur(max(time.Microsecond, round(logUniform(g.rng, mid, hi))))
 		}
 		f.When = nil
-		f.At = dur(g.clamp(mo.At - round(logUniform(g.rng, time.Microsecond, time.Millisecond))))
+		d := round(logUniform(g.rng, time.Microsecond, time.Millisecond))
+		if mo.What == scenario.TriggerAcquire {
+			// just after the grant, while the lock is held: a fault
+			// before it would only delay the grant
+			f.At = dur(g.clamp(mo.At + d))
+		} else {
+			f.At = dur(g.clamp(mo.At - d))
+		}
 		return f
 	}
 	when := mo.What.When()
