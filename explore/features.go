@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -49,12 +50,18 @@ type Features []string
 // message's receiver, the node whose belief changed, the leader while an
 // operation was under way, or the node that served it), or a client's
 // process; Value what it was (the leader believed in, the operation, the
-// message's type and sender).
+// message's type and sender). Host is, at a grant or a release, the node
+// the client's process sits on (its host on real servers, else the node it
+// asked); Asked, at a grant, how many acquires other clients invoked while
+// the lock was held (a coordinator that forgets the grant then gives the
+// lock to one of them).
 type Moment struct {
 	At    time.Duration
 	What  scenario.Trigger
 	Node  string
 	Value string
+	Host  string
+	Asked int
 }
 
 // maxMoments bounds the moments kept of each kind: the first ones, which
@@ -106,6 +113,9 @@ type abstraction struct {
 	electing map[string]bool
 	holders  map[string]bool // client processes holding the lock
 	inFlight map[string]history.Event
+	// grants are, per client process holding the lock, its grant's
+	// moment (an index into moments), while the lock is held
+	grants map[string]int
 	// spread are the moments of operations under way, thinned to span
 	// the whole run (see spreadMoment), and every the spacing between them.
 	spread []Moment
@@ -123,7 +133,7 @@ func newAbstraction(nodes []string) *abstraction {
 		set: map[string]struct{}{}, perKind: map[scenario.Trigger]int{},
 		role: map[string]string{}, term: map[string]int64{}, state: map[string]string{},
 		leaders: map[string]bool{}, leaderAt: map[string]bool{}, electing: map[string]bool{},
-		holders: map[string]bool{}, inFlight: map[string]history.Event{}, faults: map[string]string{},
+		holders: map[string]bool{}, inFlight: map[string]history.Event{}, grants: map[string]int{}, faults: map[string]string{},
 		links: map[string]Moment{}, types: map[string]int{},
 	}
 	for _, n := range nodes {
@@ -142,6 +152,14 @@ func (a *abstraction) moment(at int64, what scenario.Trigger, node, value string
 	}
 	a.perKind[what]++
 	a.moments = append(a.moments, Moment{At: time.Duration(at), What: what, Node: node, Value: value})
+}
+
+// hostLast names, in the moment just kept for operation e (if it was
+// kept), the node e's client sits on.
+func (a *abstraction) hostLast(e *history.Event) {
+	if n := len(a.moments); n > 0 && a.moments[n-1].At == time.Duration(e.Time) && a.moments[n-1].Node == e.Process {
+		a.moments[n-1].Host = cmp.Or(e.Host, e.Node)
+	}
 }
 
 // spreadMoment keeps a moment of an operation under way so that the kept
@@ -311,6 +329,13 @@ func (a *abstraction) process(e *history.Event) {
 func (a *abstraction) op(e *history.Event) {
 	if e.Type == history.OpInvoke {
 		a.inFlight[e.Process] = *e
+		if e.F == "acquire" {
+			for p, i := range a.grants {
+				if p != e.Process {
+					a.moments[i].Asked++
+				}
+			}
+		}
 		return
 	}
 	if inv, ok := a.inFlight[e.Process]; ok {
@@ -349,12 +374,18 @@ func (a *abstraction) op(e *history.Event) {
 			leader = a.current
 		}
 		a.moment(e.Time, scenario.TriggerAcquire, e.Process, leader)
+		a.hostLast(e)
+		if n := len(a.moments); n > 0 && a.moments[n-1].What == scenario.TriggerAcquire && a.moments[n-1].Node == e.Process {
+			a.grants[e.Process] = n - 1
+		}
 		if len(a.holders) > 0 {
 			a.add("acquire ok while held")
 		}
 		a.holders[e.Process] = true
 	case "release":
+		delete(a.grants, e.Process)
 		a.moment(e.Time, scenario.TriggerRelease, e.Process, "")
+		a.hostLast(e)
 		delete(a.holders, e.Process)
 	}
 }

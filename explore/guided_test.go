@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"maps"
 	"math"
 	"testing"
 	"time"
@@ -213,6 +214,68 @@ func TestAimsAtTheChecksMomentsFirst(t *testing.T) {
 			if p.now {
 				t.Errorf("%s: an aim's entry planned an aim to run at once: %+v", tt.checks, p)
 			}
+		}
+	}
+}
+
+// A grant's moment says how many acquires other clients invoked while the
+// lock was held, and the node its client sits on; a plan aims first at
+// the grants others asked during (a coordinator that forgets such a
+// grant gives the lock again), and a fault that cannot hit a client's
+// process hits its host.
+func TestGrantsOthersAskedDuringFirst(t *testing.T) {
+	h := hist(t, "grants", func(b *histBuilder) {
+		acquire := func(ms int64, process, node string, typ string) {
+			b.add(history.Event{Time: ms * 1e6, Kind: history.KindOp, Process: process, Node: node, Type: typ, F: "acquire"})
+		}
+		release := func(ms int64, process, node string) {
+			b.add(history.Event{Time: ms * 1e6, Kind: history.KindOp, Process: process, Node: node, Type: history.OpInvoke, F: "release"})
+			b.add(history.Event{Time: ms * 1e6, Kind: history.KindOp, Process: process, Node: node, Type: history.OpOK, F: "release"})
+		}
+		// c1's grant: nobody asks while it holds
+		acquire(300, "c1", "n1", history.OpInvoke)
+		acquire(301, "c1", "n1", history.OpOK)
+		release(350, "c1", "n1")
+		// c2's grant: c1 and c3 ask while c2 holds
+		acquire(400, "c2", "n2", history.OpInvoke)
+		acquire(401, "c2", "n2", history.OpOK)
+		acquire(420, "c1", "n1", history.OpInvoke)
+		acquire(430, "c3", "n1", history.OpInvoke)
+		release(450, "c2", "n2")
+		acquire(452, "c1", "n1", history.OpOK)
+		release(500, "c1", "n1")
+	})
+	_, moments := Abstract(h, nil)
+	asked := map[time.Duration]int{}
+	for _, m := range moments {
+		if m.What == scenario.TriggerAcquire {
+			asked[m.At] = m.Asked
+			if want := map[string]string{"c1": "n1", "c2": "n2"}[m.Node]; m.Host != want {
+				t.Errorf("grant to %s at %s: host %q, want %q", m.Node, m.At, m.Host, want)
+			}
+		}
+	}
+	want := map[time.Duration]int{301 * time.Millisecond: 0, 401 * time.Millisecond: 2, 452 * time.Millisecond: 0}
+	if !maps.Equal(asked, want) {
+		t.Fatalf("grants' asks %v, want %v", asked, want)
+	}
+
+	sc, err := scenario.Parse("aims.toml", aimScenario+"\n[checks]\nrun = [\"mutex-linearizable\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 20; seed++ {
+		st, _ := newStrategy(Guided, sc, seed, 0, 8)
+		g := st.(*guided)
+		first := g.next(0, 0)
+		g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: moments})
+		if len(g.aims) == 0 || g.aims[0].moment.What != scenario.TriggerAcquire || g.aims[0].moment.At != 401*time.Millisecond {
+			t.Fatalf("seed %d: first aim %+v, want the grant at 401ms", seed, g.aims)
+		}
+		child := g.next(1, 1)
+		f := child.Faults[len(child.Faults)-1]
+		if !f.Target.Set || f.Target.Names[0] != "n2" { // the vocabulary has no holder pick
+			t.Errorf("seed %d: a %s aimed at c2's grant hits %v, want its host n2", seed, f.Kind, f.Target.Names)
 		}
 	}
 }

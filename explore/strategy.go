@@ -229,7 +229,7 @@ func (g *guided) next(t, i int) Schedule {
 		p.parent.picked++
 		mo := p.moment
 		if p.grantor {
-			mo.Node = mo.Value
+			mo.Node, mo.Host = mo.Value, ""
 		}
 		f := g.aimAtMoment(&child, mo, true)
 		if p.now {
@@ -335,12 +335,15 @@ func (g *guided) plan(e *entry, drawn bool) {
 		return triggerRank(t)
 	}
 	slices.SortStableFunc(kinds, func(a, b scenario.Trigger) int { return rank(a) - rank(b) })
+	// grants during whose hold others asked for the lock first
+	slices.SortStableFunc(byKind[scenario.TriggerAcquire], func(a, b Moment) int { return b.Asked - a.Asked })
 	var picks []Moment
 	for len(picks) < aimsPerEntry && len(kinds) > 0 {
 		for k := 0; k < len(kinds) && len(picks) < aimsPerEntry; k++ {
 			ms := byKind[kinds[k]]
 			i := 0
-			if kinds[k] != scenario.TriggerMessage { // messages come rarest first
+			// messages come rarest first, grants others asked during first
+			if kinds[k] != scenario.TriggerMessage && (kinds[k] != scenario.TriggerAcquire || ms[0].Asked == 0) {
 				i = g.rng.IntN(len(ms))
 			}
 			picks = append(picks, ms[i])
@@ -576,6 +579,9 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 	if node := mo.Node; node != "" && (planned || g.rng.IntN(2) == 0) {
 		if mo.What == scenario.TriggerLeader && slices.Contains(g.d.nodes, mo.Value) {
 			node = mo.Value // the leader believed in, not the believer
+		}
+		if mo.Host != "" && !(f.Kind == string(nemesis.Pause) && slices.Contains(g.d.v.Targets, string(nemesis.Holder))) {
+			node = mo.Host // a fault that cannot hit a client's process hits its host
 		}
 		g.aimAt(f, node)
 	}
