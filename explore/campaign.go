@@ -212,6 +212,9 @@ func newCampaign(cfg Campaign) (*campaign, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadCampaign, err)
 		}
+		if g, ok := st.(*guided); ok {
+			g.real = !cfg.Runner.Exact()
+		}
 		c.lanes = append(c.lanes, &lane{index: l, st: st, observed: map[int]*observation{}})
 	}
 	if cfg.CorpusDir != "" && cfg.Strategy == Guided {

@@ -3,6 +3,7 @@ package explore
 import (
 	"maps"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,6 +277,34 @@ func TestGrantsOthersAskedDuringFirst(t *testing.T) {
 		f := child.Faults[len(child.Faults)-1]
 		if !f.Target.Set || f.Target.Names[0] != "n2" { // the vocabulary has no holder pick
 			t.Errorf("seed %d: a %s aimed at c2's grant hits %v, want its host n2", seed, f.Kind, f.Target.Names)
+		}
+	}
+}
+
+// On a driver that does not replay its runs, an aim at a moment whose
+// trigger the vocabulary has is that trigger, armed a little before the
+// moment: the child's leader change does not come at the parent's time.
+// On the simulator, which replays the parent up to the aim, it is a time.
+func TestRealAimsAreEventTriggers(t *testing.T) {
+	src := strings.Replace(aimScenario, `triggers = ["time"]`, `triggers = ["time", "leader"]`, 1)
+	sc, err := scenario.Parse("aims.toml", src+"\n[checks]\nrun = [\"two-leaders\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := Moment{At: 600 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"}
+	for _, real := range []bool{false, true} {
+		st, _ := newStrategy(Guided, sc, 1, 0, 8)
+		g := st.(*guided)
+		g.real = real
+		first := g.next(0, 0)
+		g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: []Moment{change}})
+		child := g.next(1, 1)
+		f := child.Faults[len(child.Faults)-1]
+		switch {
+		case real && (f.When == nil || f.When.Report != "leader" || f.At.D != change.At-realArm):
+			t.Errorf("real: the aim %q, want it armed at %s on a leader change", child, change.At-realArm)
+		case !real && (f.When != nil || f.At.D > change.At || f.At.D < change.At-time.Millisecond):
+			t.Errorf("replayed: the aim %q, want a time just before %s", child, change.At)
 		}
 	}
 }

@@ -139,6 +139,10 @@ type guided struct {
 	aims  []planned
 	ops   *bandit
 	kinds *bandit // which kind of moment to aim at
+	// real: the runs are not replayed (node processes, real servers), so
+	// a moment of a parent's run does not recur at its time in a child's;
+	// an aim at it is made an event trigger where the vocabulary has one
+	real bool
 	// focus is the kinds of moment the scenario's checks are about
 	// (focusOf), most telling first: a plan aims at them first, and
 	// runs those aims at once rather than every other run.
@@ -593,6 +597,13 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 			mid := time.Duration(math.Sqrt(float64(lo) * float64(hi)))
 			f.For = dur(max(time.Microsecond, round(logUniform(g.rng, mid, hi))))
 		}
+		if when := mo.What.When(); g.real && when != nil && slices.Contains(g.d.v.Triggers, mo.What) {
+			// armed a little before the moment, it starts at the first
+			// such event, wherever this run puts it
+			f.When = when
+			f.At = dur(g.clamp(mo.At - realArm))
+			return f
+		}
 		f.When = nil
 		d := round(logUniform(g.rng, time.Microsecond, time.Millisecond))
 		if mo.What == scenario.TriggerAcquire {
@@ -626,6 +637,11 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 	f.At = dur(g.clamp(mo.At - time.Microsecond))
 	return f
 }
+
+// realArm is how long before a parent's moment an aim of a run that is
+// not replayed is armed: a real run's events come a little earlier or
+// later than its parent's, by its processes' start and scheduling.
+const realArm = 100 * time.Millisecond
 
 // longest makes an aimed fault of a plan run at once last as long as the
 // vocabulary lets it: the first try at a moment the checks are about
