@@ -146,20 +146,15 @@ func (a *abstraction) add(format string, args ...any) {
 	a.set[fmt.Sprintf(format, args...)] = struct{}{}
 }
 
-func (a *abstraction) moment(at int64, what scenario.Trigger, node, value string) {
+// moment keeps a moment, unless its kind has maxMoments already; it
+// returns the moment kept, or nil.
+func (a *abstraction) moment(at int64, what scenario.Trigger, node, value string) *Moment {
 	if a.perKind[what] >= maxMoments {
-		return
+		return nil
 	}
 	a.perKind[what]++
 	a.moments = append(a.moments, Moment{At: time.Duration(at), What: what, Node: node, Value: value})
-}
-
-// hostLast names, in the moment just kept for operation e (if it was
-// kept), the node e's client sits on.
-func (a *abstraction) hostLast(e *history.Event) {
-	if n := len(a.moments); n > 0 && a.moments[n-1].At == time.Duration(e.Time) && a.moments[n-1].Node == e.Process {
-		a.moments[n-1].Host = cmp.Or(e.Host, e.Node)
-	}
+	return &a.moments[len(a.moments)-1]
 }
 
 // spreadMoment keeps a moment of an operation under way so that the kept
@@ -373,10 +368,9 @@ func (a *abstraction) op(e *history.Event) {
 		if a.current != "" && a.leaderAt[a.current] {
 			leader = a.current
 		}
-		a.moment(e.Time, scenario.TriggerAcquire, e.Process, leader)
-		a.hostLast(e)
-		if n := len(a.moments); n > 0 && a.moments[n-1].What == scenario.TriggerAcquire && a.moments[n-1].Node == e.Process {
-			a.grants[e.Process] = n - 1
+		if mo := a.moment(e.Time, scenario.TriggerAcquire, e.Process, leader); mo != nil {
+			mo.Host = cmp.Or(e.Host, e.Node)
+			a.grants[e.Process] = len(a.moments) - 1
 		}
 		if len(a.holders) > 0 {
 			a.add("acquire ok while held")
@@ -384,8 +378,9 @@ func (a *abstraction) op(e *history.Event) {
 		a.holders[e.Process] = true
 	case "release":
 		delete(a.grants, e.Process)
-		a.moment(e.Time, scenario.TriggerRelease, e.Process, "")
-		a.hostLast(e)
+		if mo := a.moment(e.Time, scenario.TriggerRelease, e.Process, ""); mo != nil {
+			mo.Host = cmp.Or(e.Host, e.Node)
+		}
 		delete(a.holders, e.Process)
 	}
 }
