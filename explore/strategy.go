@@ -584,10 +584,7 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 		if mo.What == scenario.TriggerLeader && slices.Contains(g.d.nodes, mo.Value) {
 			node = mo.Value // the leader believed in, not the believer
 		}
-		if mo.Host != "" && !(f.Kind == string(nemesis.Pause) && slices.Contains(g.d.v.Targets, string(nemesis.Holder))) {
-			node = mo.Host // a fault that cannot hit a client's process hits its host
-		}
-		g.aimAt(f, node)
+		g.aimAt(f, node, mo.Host)
 	}
 	if planned {
 		if lasts(f.Kind) {
@@ -656,13 +653,18 @@ func (g *guided) longest(f *scenario.Fault) {
 // aimAt makes f hit node, the node of a moment (a message's receiver, the
 // node whose belief changed), when the vocabulary lets a fault hit any one
 // node (a pick of one, or the node named) and f's kind takes a node.
-func (g *guided) aimAt(f *scenario.Fault, node string) {
+// A client's process is hit by a pause of the holder where the
+// vocabulary has that pick, else through host, the node it sits on.
+func (g *guided) aimAt(f *scenario.Fault, node, host string) {
 	v := g.d.v
 	if !slices.Contains(g.d.nodes, node) { // a client's process
 		if f.Kind == string(nemesis.Pause) && slices.Contains(v.Targets, string(nemesis.Holder)) {
 			f.Target = scenario.Target{Names: []string{string(nemesis.Holder)}, Set: true}
+			return
 		}
-		return
+		if node = host; !slices.Contains(g.d.nodes, node) {
+			return
+		}
 	}
 	if !slices.Contains(v.Targets, node) && !slices.Contains(v.Targets, string(nemesis.One)) && !slices.Contains(v.Targets, string(nemesis.Random)) {
 		return
@@ -745,4 +747,4 @@ func (b *bandit) reward(i int, hit bool) {
 
 // freshShare is the share of a guided lane's runs, beyond its planned
 // aims, that are drawn afresh as random's are.
-var freshShare = 0.1
+const freshShare = 0.1
