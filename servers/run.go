@@ -65,6 +65,9 @@ type run struct {
 	stop     chan struct{}
 	stopped  bool
 	down     chan struct{} // a host went down on its own (hostDown)
+	// prefix comes before every key the built-in clients use ("" in a
+	// run of its own; an episode's, in a Session).
+	prefix string
 
 	log *lifecycle.Log // harness.log and the console
 }
