@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -42,6 +42,10 @@ import (
 // is safe to call after any error, and more than once. A Session runs
 // one episode at a time.
 type Session struct {
+	// Notes receives the Session's own lines: a cluster closed and a
+	// fresh one started, and why (nil: none).
+	Notes io.Writer
+
 	opts Options
 	// recover bounds the wait for the cluster to recover.
 	recover time.Duration
@@ -163,20 +167,35 @@ func (s *Session) closeCluster() {
 }
 
 func (s *Session) progress(format string, args ...any) {
-	if s.opts.Progress != nil {
-		fmt.Fprintf(s.opts.Progress, "session: "+format+"\n", args...)
+	w := s.Notes
+	if w == nil {
+		w = s.opts.Progress
+	}
+	if w != nil {
+		fmt.Fprintf(w, "episodes: "+format+"\n", args...)
 	}
 }
 
 // sameCluster reports whether a cluster started for a serves b: the same
-// servers (the one [server] table, as a campaign's schedules share it),
-// as many nodes, and clients on the same hosts.
+// [server] table, as many nodes, and clients of the same kind on the
+// same hosts (a campaign's schedules differ in their faults and seed
+// only, and each is a scenario read anew, so they are compared as
+// written).
 func sameCluster(a, b *scenario.Scenario) bool {
-	none := func(sc *scenario.Scenario) bool {
-		return sc.Workload.Kind == scenario.WorkloadNone || sc.Workload.Kind == ""
-	}
-	return a.Server == b.Server && a.Nodes == b.Nodes && none(a) == none(b) &&
-		a.Workload.Clients == b.Workload.Clients && slices.Equal(a.Workload.On.Names, b.Workload.On.Names)
+	return string(clusterOf(a).Encode("")) == string(clusterOf(b).Encode(""))
+}
+
+// clusterOf is what of sc its cluster depends on: sc less its name, its
+// seed, its timing, its faults, its vocabulary, its checks and what its
+// workload does.
+func clusterOf(sc *scenario.Scenario) *scenario.Scenario {
+	c := *sc
+	c.Name, c.Description, c.Seed, c.File = "", "", 0, ""
+	c.Duration, c.Recovery = scenario.Duration{}, scenario.Duration{}
+	c.Faults, c.Explore = nil, nil
+	c.Checks, c.Expect = scenario.Checks{}, scenario.Expect{}
+	c.Workload = scenario.Workload{Kind: sc.Workload.Kind, Clients: sc.Workload.Clients, On: sc.Workload.On}
+	return &c
 }
 
 // episode makes the run's next episode over its files: a new nemesis,

@@ -158,3 +158,40 @@ run = ["kv-linearizable", "one-leader-per-term"]
 		t.Errorf("the cluster's folder %s is still there after Close (%v)", cluster, err)
 	}
 }
+
+// A cluster serves a scenario that differs in its faults, seed and
+// timing, read anew; not one with other servers, nodes or clients.
+func TestSameCluster(t *testing.T) {
+	base := `name = "a"
+nodes = 3
+duration = "2s"
+[server]
+preset = "etcd"
+[workload]
+kind = "lin-kv"
+clients = 2
+`
+	parse := func(src string) *scenario.Scenario {
+		t.Helper()
+		sc, err := scenario.Parse(filepath.Join(t.TempDir(), "a.toml"), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	a := parse(base)
+	for _, c := range []struct {
+		src  string
+		same bool
+	}{
+		{base, true},
+		{strings.Replace(base, `duration = "2s"`, "duration = \"3s\"\nseed = 9\n[[faults]]\nkind = \"pause\"\ntarget = \"n1\"\nat = \"1s\"\nfor = \"1s\"", 1), true},
+		{strings.Replace(base, "nodes = 3", "nodes = 5", 1), false},
+		{strings.Replace(base, `preset = "etcd"`, "preset = \"etcd\"\nreads = \"serializable\"", 1), false},
+		{strings.Replace(base, "clients = 2", "clients = 3", 1), false},
+	} {
+		if got := sameCluster(a, parse(c.src)); got != c.same {
+			t.Errorf("sameCluster = %v, want %v, for\n%s", got, c.same, c.src)
+		}
+	}
+}

@@ -209,7 +209,11 @@ func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
 			if why := servers.EpisodesRefused(sc); why != "" {
 				return nil, fmt.Errorf("--cluster episodes: %s cannot run as episodes: %s", sc.File, why)
 			}
-			return &episodeRunner{store: f.store}, nil
+			r := &episodeRunner{store: f.store}
+			if !f.quiet {
+				r.notes = os.Stderr
+			}
+			return r, nil
 		}
 		return &serverRunner{store: f.store}, nil
 	}

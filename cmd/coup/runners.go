@@ -62,6 +62,7 @@ func (r *serverRunner) Name() string { return "servers" }
 type episodeRunner struct {
 	store    string
 	progress io.Writer
+	notes    io.Writer // when a cluster is closed and a fresh one started
 
 	mu   sync.Mutex
 	free []*servers.Session
@@ -90,6 +91,7 @@ func (r *episodeRunner) take() *servers.Session {
 		return s
 	}
 	s := servers.NewSession(servers.Options{Store: r.store, Progress: r.progress}, 0)
+	s.Notes = r.notes
 	r.all = append(r.all, s)
 	return s
 }
