@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
@@ -192,6 +193,59 @@ clients = 2
 	} {
 		if got := sameCluster(a, parse(c.src)); got != c.same {
 			t.Errorf("sameCluster = %v, want %v, for\n%s", got, c.same, c.src)
+		}
+	}
+}
+
+// A cluster that has not recovered within the timeout is closed, every
+// process of it stopped, and the next episode runs on a fresh one: here
+// a server killed between episodes, started again by the session, is not
+// seen to follow its leader within a millisecond.
+func TestEpisodesFallBackToAFreshCluster(t *testing.T) {
+	needsServer(t, "etcd")
+	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "fallback.toml"), `name = "fallback"
+nodes = 3
+duration = "500ms"
+recovery = "200ms"
+
+[server]
+preset = "etcd"
+
+[checks]
+run = ["one-leader-per-term"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	s := NewSession(Options{Store: t.TempDir()}, time.Millisecond)
+	s.Notes = &notes
+	defer s.Close()
+	ctx := context.Background()
+	if res, _, err := s.Run(ctx, sc); err != nil || res.NotStarted() {
+		t.Fatalf("episode 1: %v %v", err, res)
+	}
+	var first []int
+	for _, srv := range s.r.servers {
+		first = append(first, srv.pid())
+	}
+	syscall.Kill(-first[1], syscall.SIGKILL) // n2's host, by its group, as a crash would
+	select {
+	case <-s.r.down: // the run has seen it go
+	case <-time.After(10 * time.Second):
+		t.Fatal("n2's end was not seen")
+	}
+	res, _, err := s.Run(ctx, sc)
+	if err != nil || res.NotStarted() {
+		t.Fatalf("episode 2: %v %v", err, res)
+	}
+	if s.Clusters() != 2 || !strings.Contains(notes.String(), "did not recover") {
+		t.Errorf("%d clusters, notes %q: want a second cluster, and why", s.Clusters(), notes.String())
+	}
+	for _, pid := range first {
+		if err := syscall.Kill(pid, 0); err == nil && !zombie(pid) {
+			t.Errorf("pid %d of the first cluster still running", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
