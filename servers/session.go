@@ -47,8 +47,8 @@ type Session struct {
 	Notes io.Writer
 
 	opts Options
-	// recover bounds the wait for the cluster to recover.
-	recover time.Duration
+	// within bounds the wait for the cluster to recover.
+	within time.Duration
 
 	r    *run
 	dir  string             // the cluster's folder
@@ -63,17 +63,17 @@ type Session struct {
 const DefaultRecoverTimeout = 20 * time.Second
 
 // NewSession returns a Session that stores its episodes as opts says and
-// waits up to recover (DefaultRecoverTimeout when 0) for its cluster to
+// waits up to within (DefaultRecoverTimeout when 0) for its cluster to
 // recover between episodes. It starts nothing: the first episode starts
 // the cluster.
-func NewSession(opts Options, recover time.Duration) *Session {
+func NewSession(opts Options, within time.Duration) *Session {
 	if opts.Store == "" {
 		opts.Store = "store"
 	}
-	if recover <= 0 {
-		recover = DefaultRecoverTimeout
+	if within <= 0 {
+		within = DefaultRecoverTimeout
 	}
-	return &Session{opts: opts, recover: recover}
+	return &Session{opts: opts, within: within}
 }
 
 // ErrNoEpisodes marks a scenario that cannot run as an episode.
@@ -105,7 +105,7 @@ func (s *Session) Run(ctx context.Context, sc *scenario.Scenario) (*verdict.Resu
 		s.closeCluster()
 	}
 	if s.r != nil {
-		if err := s.r.recoverFor(ctx, s.recover); err != nil {
+		if err := s.r.recoverFor(ctx, s.within); err != nil {
 			s.closeCluster()
 			if ctx.Err() != nil {
 				return nil, "", lifecycle.ErrInterrupted
