@@ -62,6 +62,7 @@ func newClients(r *run) *clients {
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
 			e := newEtcdKV(clientPorts(r.reachFrom(host)), r.sv.Reads == scenario.ReadsSerializable)
 			e.locks.ttl = r.sv.LockTTL.D
+			e.prefix = r.prefix
 			return e
 		}}
 	case scenario.ClientZooKeeper:
@@ -70,12 +71,15 @@ func newClients(r *run) *clients {
 			if r.sc.Workload.Kind == scenario.WorkloadMutex {
 				z.sessionTimeout = r.sv.LockTTL.D
 			}
+			z.prefix = r.prefix
 			return z
 		}}
 	case scenario.ClientRedis:
 		names := redisNames(r.layout.nodes)
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
-			return newRedisKV(r.reachFrom(host), names)
+			k := newRedisKV(r.reachFrom(host), names)
+			k.prefix = r.prefix
+			return k
 		}}
 	}
 	return c

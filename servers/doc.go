@@ -54,6 +54,12 @@
 //     coup's client protocol on stdin and stdout and which a pause of the
 //     lock's holder stops.
 //
+// A Session (session.go) keeps one cluster for many runs, each an
+// episode with its own history, nemesis, clients (their keys under the
+// episode's prefix) and verdict: the run's Stop then ends only the
+// clients, the cluster recovers between episodes, and the Session's
+// Close does what Stop does below.
+//
 // Stop stops everything by pid: the polls, the client processes, every
 // host (SIGKILL to its group) and every proxy. A Ctrl-C ends the run the same way, and the
 // proc package's reaper kills what is left if coup itself is killed.

@@ -23,8 +23,12 @@ import (
 type etcdKV struct {
 	addr         map[string]string // node → host:port of its client port
 	serializable bool
-	http         *http.Client
-	locks        etcdLocks
+	// prefix comes before every key the client writes or reads (a
+	// session's episode keeps its keys apart from the episodes before
+	// it); "" in a run of its own.
+	prefix string
+	http   *http.Client
+	locks  etcdLocks
 }
 
 var _ opClient = (*etcdKV)(nil)
@@ -37,7 +41,7 @@ func newEtcdKV(addr map[string]string, serializable bool) *etcdKV {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-func etcdKey(k int) string { return "coup-kv/" + strconv.Itoa(k) }
+func etcdKey(prefix string, k int) string { return prefix + "coup-kv/" + strconv.Itoa(k) }
 
 // Do carries out the operation against the node's member; its answer
 // names the member that served it (served_by: its raft id in hexadecimal,
@@ -62,7 +66,7 @@ func (c *etcdKV) do(ctx context.Context, node string, op workloads.Op) ([]byte, 
 	case workloads.FRelease:
 		return c.release(ctx, node, op.Value)
 	}
-	key := b64(etcdKey(f.Key))
+	key := b64(etcdKey(c.prefix, f.Key))
 	switch op.F {
 	case workloads.FRead:
 		var out struct {

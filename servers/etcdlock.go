@@ -66,7 +66,7 @@ func (c *etcdKV) acquire(ctx context.Context, node, owner string) ([]byte, error
 		} `json:"header"`
 		Key string `json:"key"`
 	}
-	if err := c.call(ctx, node, "lock/lock", map[string]any{"name": b64(etcdLockName), "lease": grant.ID}, &out); err != nil {
+	if err := c.call(ctx, node, "lock/lock", map[string]any{"name": b64(c.prefix + etcdLockName), "lease": grant.ID}, &out); err != nil {
 		return nil, err // it may yet be granted: the lease stays, until a release
 	}
 	rev, err := strconv.ParseInt(out.Header.Revision, 10, 64)

@@ -130,6 +130,13 @@ func (s *linkStats) add(key string) {
 	s.mu.Unlock()
 }
 
+// reset forgets every count (a Session's next episode counts anew).
+func (s *linkStats) reset() {
+	s.mu.Lock()
+	s.n = nil
+	s.mu.Unlock()
+}
+
 func (s *linkStats) counts() map[string]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

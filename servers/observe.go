@@ -44,6 +44,10 @@ type observer struct {
 	// leaderSeen and clusterSeen are closed when a leader, and then a
 	// leader with every other node following it, are first seen.
 	leaderSeen, clusterSeen chan struct{}
+	// changed is signalled whenever a node's recorded belief, or its
+	// being up, changes (a Session waits on it for the cluster to
+	// recover).
+	changed chan struct{}
 }
 
 // belief is what the observer last recorded of one node, and what it
@@ -72,7 +76,7 @@ type reading struct {
 
 func newObserver(r *run) *observer {
 	o := &observer{r: r, names: map[string]string{}, claims: map[int64]string{}, nodes: map[string]*belief{},
-		leaderSeen: make(chan struct{}), clusterSeen: make(chan struct{})}
+		leaderSeen: make(chan struct{}), clusterSeen: make(chan struct{}), changed: make(chan struct{}, 1)}
 	for i := range r.sc.Nodes {
 		id := scenario.NodeName(i)
 		o.names[id] = id
@@ -112,6 +116,7 @@ func (o *observer) started(node string) {
 	b := o.nodes[node]
 	*b = belief{up: true, gen: b.gen + 1}
 	o.mu.Unlock()
+	o.signal()
 }
 
 // ended is told that a node is being stopped: polls of it are dropped
@@ -120,6 +125,15 @@ func (o *observer) ended(node string) {
 	o.mu.Lock()
 	o.nodes[node].up = false
 	o.mu.Unlock()
+	o.signal()
+}
+
+// signal says that something changed (changed).
+func (o *observer) signal() {
+	select {
+	case o.changed <- struct{}{}:
+	default:
+	}
 }
 
 // line reads a log line of one of a node's processes through that
@@ -287,6 +301,7 @@ func (o *observer) record(node string, b *belief, leader string, rd *reading) {
 	b.recorded, b.leader, b.term = true, leader, rd.term
 	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: leader, Term: rd.term, Detail: rd.source})
 	o.watchReady()
+	o.signal()
 }
 
 func sameTerm(a, b *int64) bool {

@@ -30,8 +30,7 @@ func (o *observer) watchReady() {
 		return // seen already: the ready event is recorded once
 	default:
 	}
-	leader, ok := o.leading()
-	if !ok {
+	if _, ok := o.leading(); !ok {
 		return
 	}
 	select {
@@ -39,14 +38,29 @@ func (o *observer) watchReady() {
 	default:
 		close(o.leaderSeen)
 	}
-	for _, n := range o.order {
-		if b := o.nodes[n]; !b.up || !b.recorded || b.leader != leader {
-			return
-		}
+	leader, ok := o.settled()
+	if !ok {
+		return
 	}
 	b := o.nodes[leader]
 	close(o.clusterSeen)
 	o.r.observed(history.Event{Kind: history.KindReady, Value: leader, Term: b.term, Detail: o.describe()})
+}
+
+// settled is the leader when a node is seen to lead and every other
+// node, up, to follow it (under o.mu): the cluster is ready, or, between
+// a Session's episodes, has recovered.
+func (o *observer) settled() (string, bool) {
+	leader, ok := o.leading()
+	if !ok {
+		return "", false
+	}
+	for _, n := range o.order {
+		if b := o.nodes[n]; !b.up || !b.recorded || b.leader != leader {
+			return "", false
+		}
+	}
+	return leader, true
 }
 
 // leading is a node that is up and believes it leads (the first, in

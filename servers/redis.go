@@ -37,9 +37,12 @@ import (
 // set workload's set is a Redis set (coup-set): an add is SADD, a read
 // SMEMBERS. Every answer names the master that served it (served_by).
 type redisKV struct {
-	addrs map[string]map[string]string // node → port name → where the client dials it
-	names map[string]string            // an address a server gives for a node → the node
-	order []string                     // the nodes, in order
+	// prefix comes before every key (a session's episode keeps its keys
+	// apart from the episodes before it); "" in a run of its own.
+	prefix string
+	addrs  map[string]map[string]string // node → port name → where the client dials it
+	names  map[string]string            // an address a server gives for a node → the node
+	order  []string                     // the nodes, in order
 
 	mu       sync.Mutex
 	sessions map[string]*redisSession // by client process
@@ -114,15 +117,15 @@ func (c *redisKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte,
 	sf, element, isSet := setOpOf(op)
 	switch {
 	case isSet && sf == workloads.FAdd:
-		args = []string{"SADD", redisSetKey, strconv.FormatInt(element, 10)}
+		args = []string{"SADD", c.prefix + redisSetKey, strconv.FormatInt(element, 10)}
 	case isSet:
-		args = []string{"SMEMBERS", redisSetKey}
+		args = []string{"SMEMBERS", c.prefix + redisSetKey}
 	default:
 		var err error
 		if f, err = fieldsOf(op); err != nil {
 			return nil, err
 		}
-		key := "coup-kv/" + strconv.Itoa(f.Key)
+		key := c.prefix + "coup-kv/" + strconv.Itoa(f.Key)
 		switch op.F {
 		case workloads.FRead:
 			args = []string{"GET", key}

@@ -65,8 +65,22 @@ type run struct {
 	stop     chan struct{}
 	stopped  bool
 	down     chan struct{} // a host went down on its own (hostDown)
+	// prefix comes before every key the built-in clients use ("" in a
+	// run of its own; an episode's, in a Session).
+	prefix string
 
 	log *lifecycle.Log // harness.log and the console
+
+	// A run that a Session keeps (keep) outlives its first lifecycle:
+	// its Stop ends only the clients, and the cluster serves the next
+	// episode (episode, resume). hist is the history's path (the
+	// episode's); closed, between episodes, drops what is observed
+	// (the observer still learns it); between is the log then.
+	keep    bool
+	up      bool
+	closed  bool
+	hist    string
+	between *lifecycle.Log
 }
 
 // Run runs a scenario of real servers and returns its results and its
@@ -84,7 +98,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 		opts.Store = "store"
 	}
 	out, err := lifecycle.Execute(ctx, opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
-		return newRun(sc, opts, f), nil
+		return newRun(sc, opts, f, f.Dir).life, nil
 	})
 	if out == nil {
 		return nil, "", err
@@ -92,17 +106,25 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 	return out.Results, out.Dir, err
 }
 
-func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: f.Dir, byID: map[string]*server{}, stop: make(chan struct{}), down: make(chan struct{}, 1)}
+// newRun is the run of sc over its files; its servers keep their data
+// and logs in dir (the run's folder; a Session's cluster folder).
+func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string) *run {
+	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: dir, byID: map[string]*server{}, stop: make(chan struct{}), down: make(chan struct{}, 1)}
 	r.log = f.NewLog(opts.Progress)
+	r.hist = filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	meta := lifecycle.RunMeta(sc)
-	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
-	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: r.nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D})
+	r.life = lifecycle.New(r, lifeConfig(sc, r.nem))
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
-	return r.life
+	return r
+}
+
+// lifeConfig is the lifecycle's configuration of a run of sc.
+func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis) lifecycle.Config {
+	meta := lifecycle.RunMeta(sc)
+	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	return lifecycle.Config{Nemesis: nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D}
 }
 
 var _ lifecycle.Driver = (*run)(nil)
@@ -117,17 +139,22 @@ var _ lifecycle.Driver = (*run)(nil)
 // cluster is seen ready (awaitReady).
 func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	r.ctx = ctx
+	if r.up {
+		r.resume(zero) // a Session's cluster, up already
+		return nil
+	}
 	step, err := r.startAll(ctx)
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()
-	zero(r.log.SetZero(r.zero))
+	zero(r.logger().SetZero(r.zero))
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
 	}
+	r.up = true
 	for _, s := range r.servers {
 		r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
 	}
@@ -196,15 +223,21 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 
 // observed records an observation: at once once the run has started,
 // else at its zero, after the servers' starts.
+// Between a Session's episodes it is dropped.
 func (r *run) observed(e history.Event) {
 	r.zeroMu.Lock()
+	if r.closed {
+		r.zeroMu.Unlock()
+		return
+	}
 	if !r.started {
 		r.early = append(r.early, e)
 		r.zeroMu.Unlock()
 		return
 	}
+	rec := r.rec
 	r.zeroMu.Unlock()
-	r.rec.Record(e)
+	rec.Record(e)
 }
 
 // Begin starts the workload's clients, when the scenario has a client for
@@ -245,12 +278,35 @@ func (r *run) Unlock() {
 	}
 }
 
-// Record records an event (lifecycle.Driver).
-func (r *run) Record(e history.Event) history.Event { return r.rec.Record(e) }
+// Record records an event (lifecycle.Driver); between a Session's
+// episodes, when there is no history, it records nothing.
+func (r *run) Record(e history.Event) history.Event {
+	r.zeroMu.Lock()
+	rec := r.rec
+	r.zeroMu.Unlock()
+	if rec == nil {
+		return e
+	}
+	return rec.Record(e)
+}
 
 // Stop stops the polls, every server and every proxy, and returns the
-// counters of the end event (lifecycle.Driver).
+// counters of the end event (lifecycle.Driver). A run that a Session
+// keeps stops only its clients: the cluster stays up for the next
+// episode.
 func (r *run) Stop() map[string]int64 {
+	if r.keep {
+		if r.clients != nil {
+			r.clients.stop()
+		}
+		return r.stats.counts()
+	}
+	return r.shutdown()
+}
+
+// shutdown stops the polls, the clients, every server and every proxy,
+// and returns the counters.
+func (r *run) shutdown() map[string]int64 {
 	r.zeroMu.Lock()
 	if !r.stopped {
 		r.stopped = true
@@ -284,24 +340,39 @@ func (r *run) Stop() map[string]int64 {
 	return counts
 }
 
-// Close closes the history and reads it back (lifecycle.Driver).
+// Close closes the history and reads it back (lifecycle.Driver). A run
+// that a Session keeps then records nothing until its next episode.
 func (r *run) Close() (*history.History, error) {
-	if err := r.rec.Close(); err != nil {
+	r.zeroMu.Lock()
+	rec := r.rec
+	if r.keep {
+		r.rec, r.closed, r.log = nil, true, r.between
+	}
+	r.zeroMu.Unlock()
+	if err := rec.Close(); err != nil {
 		return nil, err
 	}
-	return history.ReadFile(filepath.Join(r.dir, lifecycle.HistoryFile))
+	return history.ReadFile(r.hist)
+}
+
+// logger is the run's log: the episode's, or between a Session's
+// episodes the Session's.
+func (r *run) logger() *lifecycle.Log {
+	r.zeroMu.Lock()
+	defer r.zeroMu.Unlock()
+	return r.log
 }
 
 // Logf writes a line to harness.log (lifecycle.Driver).
-func (r *run) Logf(format string, args ...any) { r.log.Logf(format, args...) }
+func (r *run) Logf(format string, args ...any) { r.logger().Logf(format, args...) }
 
 // Progress writes a line to harness.log and the console, at a time on the
 // history's clock (lifecycle.Driver).
 func (r *run) Progress(at time.Duration, format string, args ...any) {
-	r.log.ProgressAt(at, format, args...)
+	r.logger().ProgressAt(at, format, args...)
 }
 
 // logf writes a line to harness.log, and progress there and to the
 // console, stamped now: on the history's clock once the run has its zero.
-func (r *run) logf(format string, args ...any)     { r.log.Logf(format, args...) }
-func (r *run) progress(format string, args ...any) { r.log.Progress(format, args...) }
+func (r *run) logf(format string, args ...any)     { r.logger().Logf(format, args...) }
+func (r *run) progress(format string, args ...any) { r.logger().Progress(format, args...) }

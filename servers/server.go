@@ -191,7 +191,7 @@ func (r *run) setPaused(node string, pause bool) error {
 	}
 	inc := s.host.Incarnation()
 	mark := func() {
-		r.rec.Record(history.Event{Kind: history.KindProcess, Node: node, What: what, Incarnation: inc})
+		r.Record(history.Event{Kind: history.KindProcess, Node: node, What: what, Incarnation: inc})
 	}
 	if pause {
 		return s.host.Pause(mark)

@@ -75,9 +75,10 @@ const etcdSetPrefix = "coup-set/"
 
 // set carries out an add or a read of the set on etcd.
 func (c *etcdKV) set(ctx context.Context, node, f string, element int64) ([]byte, error) {
+	prefix := c.prefix + etcdSetPrefix
 	if f == workloads.FAdd {
 		v := strconv.FormatInt(element, 10)
-		if err := c.call(ctx, node, "kv/put", map[string]any{"key": b64(etcdSetPrefix + v), "value": b64(v)}, nil); err != nil {
+		if err := c.call(ctx, node, "kv/put", map[string]any{"key": b64(prefix + v), "value": b64(v)}, nil); err != nil {
 			return nil, err
 		}
 		return answer("add_ok", nil), nil
@@ -90,8 +91,8 @@ func (c *etcdKV) set(ctx context.Context, node, f string, element int64) ([]byte
 	}
 	// The range's end is the prefix with its last byte one higher: every
 	// key that starts with the prefix.
-	end := etcdSetPrefix[:len(etcdSetPrefix)-1] + string(etcdSetPrefix[len(etcdSetPrefix)-1]+1)
-	req := map[string]any{"key": b64(etcdSetPrefix), "range_end": b64(end), "keys_only": true, "serializable": c.serializable}
+	end := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
+	req := map[string]any{"key": b64(prefix), "range_end": b64(end), "keys_only": true, "serializable": c.serializable}
 	if err := c.call(ctx, node, "kv/range", req, &out); err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (c *etcdKV) set(ctx context.Context, node, f string, element int64) ([]byte
 		if err != nil {
 			return nil, fmt.Errorf("%w: a key that is not base64: %v", errDefinite, err)
 		}
-		text := strings.TrimPrefix(string(k), etcdSetPrefix)
+		text := strings.TrimPrefix(string(k), prefix)
 		if e, err := strconv.ParseInt(text, 10, 64); err == nil {
 			elems = append(elems, e)
 		} else {
@@ -121,12 +122,13 @@ const zkSetPath = "/coup-set"
 // set carries out an add or a read of the set on ZooKeeper.
 func (c *zkKV) set(conn *zk.Conn, f string, element int64) ([]byte, error) {
 	acl := zk.WorldACL(zk.PermAll)
+	parent := c.node0(zkSetPath)
 	if f == workloads.FAdd {
-		path := fmt.Sprintf("%s/e-%d", zkSetPath, element)
+		path := fmt.Sprintf("%s/e-%d", parent, element)
 		data := []byte(strconv.FormatInt(element, 10))
 		_, err := conn.Create(path, data, 0, acl)
 		if errors.Is(err, zk.ErrNoNode) { // the first add: make the parent, then add
-			if _, perr := conn.Create(zkSetPath, nil, 0, acl); perr != nil && !errors.Is(perr, zk.ErrNodeExists) {
+			if _, perr := conn.Create(parent, nil, 0, acl); perr != nil && !errors.Is(perr, zk.ErrNodeExists) {
 				return nil, zkErr(perr, true) // the element was not added
 			}
 			_, err = conn.Create(path, data, 0, acl)
@@ -137,11 +139,11 @@ func (c *zkKV) set(conn *zk.Conn, f string, element int64) ([]byte, error) {
 		return answer("add_ok", nil), nil
 	}
 	if c.sync {
-		if _, err := conn.Sync(zkSetPath); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if _, err := conn.Sync(parent); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return nil, zkErr(err, true)
 		}
 	}
-	children, _, err := conn.Children(zkSetPath)
+	children, _, err := conn.Children(parent)
 	if errors.Is(err, zk.ErrNoNode) {
 		return setAnswer(nil, nil), nil // nothing was ever added
 	}

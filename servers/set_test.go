@@ -87,3 +87,32 @@ func TestEtcdSet(t *testing.T) {
 		t.Errorf("the read asked %v, want a range over the prefix, keys only", last)
 	}
 }
+
+// With a prefix (an episode's), the kv's keys and the set's are under
+// it, and a read of the set sees only its own episode's elements.
+func TestEtcdPrefix(t *testing.T) {
+	g := &gateway{kv: map[string]string{"coup-set/7": "7", "e1-coup-set/8": "8"}}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	c := newEtcdKV(map[string]string{"n1": strings.TrimPrefix(srv.URL, "http://")}, false)
+	c.prefix = "e2-"
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "n1", workloads.Op{Process: "c1", F: "add", Fields: map[string]int64{"element": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "n1", workloads.Op{Process: "c1", F: workloads.FWrite, Fields: map[string]int{"key": 1, "value": 5}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"e2-coup-set/3", "e2-coup-kv/1"} {
+		if _, ok := g.kv[k]; !ok {
+			t.Errorf("the store lacks %s: %v", k, g.kv)
+		}
+	}
+	body, err := c.Do(ctx, "n1", workloads.SetReadOp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"value":[3]`) {
+		t.Errorf("the episode's set reads %s, want [3] alone", body)
+	}
+}

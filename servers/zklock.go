@@ -55,11 +55,11 @@ func zkSeq(name string) int64 {
 // cut off) loses the lock when the session expires, whether or not it
 // knows.
 func (c *zkKV) acquire(ctx context.Context, conn *zk.Conn, owner string) ([]byte, error) {
-	if _, err := conn.Create(zkLockDir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := conn.Create(c.node0(zkLockDir), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return nil, zkErr(err, true)
 	}
 	session := conn.SessionID()
-	path, err := conn.CreateProtectedEphemeralSequential(zkLockDir+"/lock-", []byte(owner), zk.WorldACL(zk.PermAll))
+	path, err := conn.CreateProtectedEphemeralSequential(c.node0(zkLockDir)+"/lock-", []byte(owner), zk.WorldACL(zk.PermAll))
 	if err != nil {
 		return nil, zkErr(err, false) // it may exist, and be granted
 	}
@@ -76,7 +76,7 @@ func (c *zkKV) acquire(ctx context.Context, conn *zk.Conn, owner string) ([]byte
 	c.locks.by[owner] = hold
 	c.locks.mu.Unlock()
 	for {
-		children, _, err := conn.Children(zkLockDir)
+		children, _, err := conn.Children(c.node0(zkLockDir))
 		if err != nil {
 			return nil, zkErr(err, false)
 		}
@@ -93,7 +93,7 @@ func (c *zkKV) acquire(ctx context.Context, conn *zk.Conn, owner string) ([]byte
 				"value": fmt.Sprintf("session 0x%x timeout %s node %s", session, c.sessionTimeout, zkShort(name))})
 			return b, nil
 		}
-		ok, _, ch, err := conn.ExistsW(zkLockDir + "/" + children[i-1])
+		ok, _, ch, err := conn.ExistsW(c.node0(zkLockDir) + "/" + children[i-1])
 		if err != nil {
 			return nil, zkErr(err, false)
 		}

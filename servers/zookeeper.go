@@ -26,6 +26,10 @@ import (
 type zkKV struct {
 	addr map[string]string // node → host:port of its client port
 	sync bool
+	// prefix comes before the name of every znode the client makes or
+	// reads (a session's episode keeps its znodes apart from the
+	// episodes before it); "" in a run of its own.
+	prefix string
 
 	// sessionTimeout is the sessions' timeout: a lock is held as long as
 	// the session that holds it lives.
@@ -91,7 +95,11 @@ func (c *zkKV) close() {
 	c.conns = map[string]*zk.Conn{}
 }
 
-func zkPath(k int) string { return "/coup-kv-" + strconv.Itoa(k) }
+func zkPath(prefix string, k int) string { return "/" + prefix + "coup-kv-" + strconv.Itoa(k) }
+
+// node0 is a top-level znode's path ("/coup-set") with the client's
+// prefix ("/e3-coup-set").
+func (c *zkKV) node0(path string) string { return "/" + c.prefix + path[1:] }
 
 // Do carries out the operation through the client's session. The library
 // takes no context: an operation still running when ctx ends is
@@ -135,7 +143,7 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 }
 
 func (c *zkKV) do(conn *zk.Conn, f string, kv kvFields) ([]byte, error) {
-	path := zkPath(kv.Key)
+	path := zkPath(c.prefix, kv.Key)
 	switch f {
 	case workloads.FRead:
 		if c.sync {

@@ -20,7 +20,9 @@ const benchUsage = `usage: coup bench [flags]
   without recording, and with a fault mix), the fault proxy against a plain
   TCP forwarder, the start of many nodes, and reading and checking a large
   history; with --only servers, how long real etcd and ZooKeeper clusters
-  take to elect a leader without and with coup; with --only explore, the
+  take to elect a leader without and with coup; with --only episodes, the
+  runs per hour of etcd and ZooKeeper with a fresh cluster per run against
+  episodes on one long-lived cluster; with --only explore, the
   runs random and guided campaigns take to find each bug of the zoo
   (scenarios/zoo/); docs/performance.md explains the tables
 flags:
@@ -28,7 +30,7 @@ flags:
 
 func benchCmd(args []string) int {
 	fs := newFlags("bench")
-	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers)")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers, episodes and explore)")
 	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
 	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
 	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
@@ -26,7 +28,7 @@ import (
 
 const exploreUsage = `usage: coup explore [flags] FILE
   coup explore FILE [--runs N | --time D] [--strategy random|guided] [--seed S]
-      [--driver sim|processes|servers] [--shard k/n [--lanes L]] [--workers N]
+      [--driver sim|processes|servers] [--cluster fresh|episodes] [--shard k/n [--lanes L]] [--workers N]
       [--out RESULTS.jsonl] [--store DIR] [--corpus DIR] [--junit FILE] [--quiet] [--first]
                                      explore the scenario's vocabulary ([explore], or its
                                      kind's defaults): run schedules nobody wrote until the
@@ -44,7 +46,9 @@ folders are removed. docs/explore.md explains it all.
 
 The driver is the simulator for a built-in state machine (the fastest),
 node processes for a node program of one's own (or with --driver
-processes), real servers for a [server] scenario.
+processes), real servers for a [server] scenario. On real servers,
+--cluster episodes runs every schedule on one long-lived cluster (healed
+and recovered between runs) instead of a fresh cluster per run.
 
 Ctrl-C (or SIGTERM) ends the campaign: the runs under way are stopped,
 and everything found so far is written (exit 3 if nothing failed).
@@ -63,6 +67,7 @@ type exploreFlags struct {
 	seed     int64
 	seedSet  bool
 	driver   string
+	cluster  string
 	shard    string
 	lanes    int
 	workers  int
@@ -90,6 +95,7 @@ func exploreCmd(args []string) int {
 		return err
 	})
 	fs.StringVar(&f.driver, "driver", "", "what runs the schedules: sim, processes or servers (default: the fastest the scenario allows)")
+	fs.StringVar(&f.cluster, "cluster", "", "on real servers: fresh (a cluster per run) or episodes (runs on one long-lived cluster) (default "+defaultCluster+")")
 	fs.StringVar(&f.shard, "shard", "", "run only part k of n (k/n) of the campaign's lanes")
 	fs.IntVar(&f.lanes, "lanes", 0, "independent searches of the campaign, split among shards (default: n of --shard, else 1)")
 	fs.IntVar(&f.workers, "workers", 1, "runs under way at once")
@@ -113,6 +119,8 @@ func exploreCmd(args []string) int {
 		return usageError(fs, exploreUsage, "--workers %d: want at least 1", f.workers)
 	case f.strategy != explore.Random && f.strategy != explore.Guided:
 		return usageError(fs, exploreUsage, "--strategy %q: want random or guided%s", f.strategy, scenario.DidYouMean(f.strategy, explore.Strategies))
+	case f.cluster != "" && f.cluster != clusterFresh && f.cluster != clusterEpisodes:
+		return usageError(fs, exploreUsage, "--cluster %q: want fresh or episodes%s", f.cluster, scenario.DidYouMean(f.cluster, []string{clusterFresh, clusterEpisodes}))
 	}
 	if f.runs == 0 && f.time == 0 {
 		f.runs = 100
@@ -137,8 +145,14 @@ func exploreCmd(args []string) int {
 	}
 	runner, err := pickRunner(sc, f)
 	if err != nil {
+		if errors.Is(err, errClusterFlag) {
+			return usageError(fs, exploreUsage, "%v", err)
+		}
 		fmt.Fprintf(os.Stderr, "coup explore: %v\n", err)
 		return verdict.ExitInput
+	}
+	if c, ok := runner.(io.Closer); ok {
+		defer c.Close() // every cluster a session kept, stopped by pid
 	}
 	if !f.seedSet {
 		f.seed = sc.Seed
@@ -148,6 +162,19 @@ func exploreCmd(args []string) int {
 	}
 	return runCampaign(sc, runner, f, shard, shards)
 }
+
+// The ways real servers run a campaign's schedules (--cluster).
+const (
+	clusterFresh    = "fresh"    // a cluster per run
+	clusterEpisodes = "episodes" // runs as episodes of one long-lived cluster (servers.Session)
+)
+
+// defaultCluster is --cluster's default: docs/performance.md's figures
+// of runs per hour (coup bench --only episodes) chose it.
+const defaultCluster = clusterFresh
+
+// errClusterFlag marks a --cluster the scenario's driver cannot honour.
+var errClusterFlag = errors.New("--cluster")
 
 // pickRunner is the driver that runs the scenario's schedules.
 func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
@@ -167,11 +194,27 @@ func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
 		return nil, fmt.Errorf("--driver %q: want sim, processes or servers%s", d, scenario.DidYouMean(d, []string{"sim", "processes", "servers"}))
 	case !contains(can, d):
 		return nil, fmt.Errorf("--driver %s: %s runs on %s only", d, sc.File, strings.Join(can, " or "))
+	case f.cluster != "" && d != "servers":
+		return nil, fmt.Errorf("%w %s: only real servers (--driver servers) have a cluster; %s runs on %s", errClusterFlag, f.cluster, sc.File, d)
 	}
 	switch d {
 	case "sim":
 		return &sim.Runner{KeepIn: f.store}, nil
 	case "servers":
+		cluster := f.cluster
+		if cluster == "" {
+			cluster = defaultCluster
+		}
+		if cluster == clusterEpisodes {
+			if why := servers.EpisodesRefused(sc); why != "" {
+				return nil, fmt.Errorf("--cluster episodes: %s cannot run as episodes: %s", sc.File, why)
+			}
+			r := &episodeRunner{store: f.store}
+			if !f.quiet {
+				r.notes = os.Stderr
+			}
+			return r, nil
+		}
 		return &serverRunner{store: f.store}, nil
 	}
 	return &processRunner{store: f.store}, nil

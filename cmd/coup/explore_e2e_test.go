@@ -260,6 +260,8 @@ func TestExploreBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"explore", good, "--strategy", "guidd"},
 		{"explore", good, "--driver", "servers"},
+		{"explore", good, "--cluster", "episodes"},
+		{"explore", good, "--cluster", "fersh"},
 		{"explore", good, "--shard", "3/2"},
 		{"explore", good, "--shard", "1/4", "--lanes", "2"},
 		{"explore"},
@@ -292,5 +294,94 @@ func TestExploreResultsFields(t *testing.T) {
 	}
 	if len(lines) != 7 || !strings.HasPrefix(lines[6], `{"kind":"end","done":5,`) {
 		t.Errorf("lines:\n%s", b)
+	}
+}
+
+// etcdEpisodes is the zoo's etcd scenario with serializable reads,
+// shortened: its workload and faults once etcd has elected.
+const etcdEpisodes = `name = "zoo-etcd-serializable-reads"
+nodes = 3
+duration = "3500ms"
+recovery = "1s"
+
+[server]
+preset = "etcd"
+reads = "serializable"
+
+[workload]
+kind = "lin-kv"
+at = "2500ms"
+timeout = "1s"
+clients = 4
+rate = 50
+keys = 1
+values = 20
+
+[explore]
+max_faults = 1
+at = ["2600ms", "3000ms"]
+for = ["200ms", "500ms"]
+
+[checks]
+run = ["kv-linearizable", "one-leader-per-term"]
+
+[expect]
+valid = true
+`
+
+// With --cluster episodes, a campaign on real etcd runs its schedules on
+// one cluster: every run is kept with a history of its own (its meta
+// event first, its end event last), the runs after the first begin with
+// what was seen of the cluster before them, no cluster is closed for
+// another, and nothing is left running.
+func TestExploreEpisodes(t *testing.T) {
+	needs(t, "etcd")
+	dir := t.TempDir()
+	file := writeScenario(t, dir, "etcd.toml", etcdEpisodes)
+	r := coupIn(t, dir, "explore", file, "--cluster", "episodes", "--runs", "3", "--strategy", "random", "--seed", "1",
+		"--keep-passing", "--out", "out.jsonl", "--store", "store")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "episodes:") {
+		t.Errorf("a cluster was closed for another:\n%s", r.stderr)
+	}
+	f, err := explore.ReadCampaign(filepath.Join(dir, "out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 3 {
+		t.Fatalf("%d runs, want 3", len(f.Runs))
+	}
+	for i, run := range f.Runs {
+		if run.Dir == "" || run.Error != "" {
+			t.Fatalf("run %d: dir %q, error %q", i, run.Dir, run.Error)
+		}
+		h, err := history.ReadFile(filepath.Join(dir, run.Dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first, last *history.Event
+		seenBefore := 0
+		n := 0
+		for e := range h.All() {
+			if n == 0 {
+				first = e
+			}
+			last = e
+			n++
+			if e.Kind == history.KindReport && e.Detail == "as seen before the episode" {
+				seenBefore++
+			}
+		}
+		if first.Kind != history.KindMeta || last.Kind != history.KindEnd {
+			t.Errorf("run %d: history from %s to %s, want meta to end", i, first.Kind, last.Kind)
+		}
+		if (i > 0) != (seenBefore == 3) {
+			t.Errorf("run %d: %d reports of what was seen before it, want 3 after the first run, none in it", i, seenBefore)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "store", ".clusters", "*")); len(left) > 0 {
+		t.Errorf("cluster folders left: %v", left)
 	}
 }

@@ -22,12 +22,12 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartExplore}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore}
 
 // DefaultParts are the parts that run when none are named: all but the
-// servers part, which needs etcd and ZooKeeper installed and takes tens
-// of seconds of real elections, and the explore part, whose campaigns
-// take many minutes.
+// servers and episodes parts, which need etcd and ZooKeeper installed
+// and take tens of seconds of real elections and a few minutes of real
+// runs, and the explore part, whose campaigns take many minutes.
 var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
@@ -174,6 +174,9 @@ type Results struct {
 	// Servers holds the servers part's programs, measured or skipped.
 	Servers []ServerCase
 
+	// Episodes holds the episodes part's programs, measured or skipped.
+	Episodes []EpisodeCase
+
 	// Explore holds the explore part's bugs.
 	Explore []ZooCase
 }
@@ -258,6 +261,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.has(PartServers) {
 		sc, err := runServersPart(ctx, &cfg, dir, progress)
 		res.Servers = sc
+		if err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartEpisodes) {
+		ec, err := runEpisodesPart(ctx, &cfg, dir, progress)
+		res.Episodes = ec
 		if err != nil {
 			return res, err
 		}

@@ -40,6 +40,12 @@
 // it, reads and checks it in this process (time, and heap per event), and
 // runs `coup check` on it as a child process (time and peak RSS).
 //
+// The episodes part runs a short etcd scenario and a short ZooKeeper
+// scenario (a lin-kv workload and a pause once the cluster has elected)
+// a few times with a fresh cluster per run (servers.Run), then as many
+// times as episodes of one cluster (servers.Session), and gives the runs
+// per hour of each way and their ratio.
+//
 // Run measures; Results.Print writes the table. Nothing here asserts a
 // speed: the table marks the targets met or not, and the figures are for
 // people to compare, in one run, on one machine.

@@ -44,6 +44,9 @@ func (r *Results) Print(w io.Writer) {
 	if len(r.Servers) > 0 {
 		r.printServers(w)
 	}
+	if len(r.Episodes) > 0 {
+		r.printEpisodes(w)
+	}
 	if len(r.Explore) > 0 {
 		r.printExplore(w)
 	}
