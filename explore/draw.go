@@ -39,7 +39,11 @@ func (d *drawer) schedule(rng *rand.Rand) []scenario.Fault {
 
 // fault draws one fault.
 func (d *drawer) fault(rng *rand.Rand) scenario.Fault {
-	kind := d.v.Kinds[rng.IntN(len(d.v.Kinds))]
+	return d.faultOf(rng, d.v.Kinds[rng.IntN(len(d.v.Kinds))])
+}
+
+// faultOf draws one fault of kind.
+func (d *drawer) faultOf(rng *rand.Rand, kind nemesis.Kind) scenario.Fault {
 	f := scenario.Fault{Kind: string(kind), At: dur(d.at(rng))}
 	d.retarget(rng, &f)
 	d.stretch(rng, &f)

@@ -54,7 +54,9 @@ type Features []string
 // the client's process sits on (its host on real servers, else the node it
 // asked); Asked, at a grant, how many acquires other clients invoked while
 // the lock was held (a coordinator that forgets the grant then gives the
-// lock to one of them).
+// lock to one of them). Leads says that Node led then (an operation's
+// moment whose node is the leader of the time): a run that is not
+// replayed may elect another node, so an aim at it hits whoever leads.
 type Moment struct {
 	At    time.Duration
 	What  scenario.Trigger
@@ -62,6 +64,7 @@ type Moment struct {
 	Value string
 	Host  string
 	Asked int
+	Leads bool
 }
 
 // maxMoments bounds the moments kept of each kind: the first ones, which
@@ -339,16 +342,16 @@ func (a *abstraction) op(e *history.Event) {
 		// claims leadership (whose being cut off or stopped a read or
 		// write feels first), else the node that served it (the member,
 		// on real servers) or the one its client talks to
-		node := e.Process
+		node, leads := e.Process, false
 		switch {
 		case a.current != "" && a.leaderAt[a.current]:
-			node = a.current
+			node, leads = a.current, true
 		case e.Served != "":
 			node = e.Served
 		case e.Node != "":
 			node = e.Node
 		}
-		a.spreadMoment(Moment{At: time.Duration(inv.Time + (e.Time-inv.Time)/2), What: scenario.TriggerInFlight, Node: node, Value: e.F})
+		a.spreadMoment(Moment{At: time.Duration(inv.Time + (e.Time-inv.Time)/2), What: scenario.TriggerInFlight, Node: node, Value: e.F, Leads: leads})
 	}
 	a.add("op %s %s", e.F, e.Type)
 	if kinds := a.faultKinds(); kinds != "" {

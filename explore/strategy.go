@@ -123,7 +123,12 @@ func learn(seen map[string]struct{}, fs Features) int {
 //     another bandit.
 //
 // A run's parent and the mutations that made it are credited when it
-// shows something new.
+// shows something new. When runs stop showing anything new, guided
+// draws afresh more often, as random does: before the planned children
+// and the mutations, a share of the runs that grows with the runs since
+// one showed something new, to 0.8 after drySpell of them (dryShare).
+// The moments and the corpus lead only to the bugs that what a run
+// showed explains; a bug that only a time explains, nothing shown does.
 type guided struct {
 	d      *drawer
 	seed   int64
@@ -143,6 +148,8 @@ type guided struct {
 	// a moment of a parent's run does not recur at its time in a child's;
 	// an aim at it is made an event trigger where the vocabulary has one
 	real bool
+	// stale counts the lane's runs since one showed something new.
+	stale int
 	// focus is the kinds of moment the scenario's checks are about
 	// (focusOf), most telling first: a plan aims at them first, and
 	// runs those aims at once rather than every other run.
@@ -160,6 +167,14 @@ type planned struct {
 	// now: an aim at a kind of moment the checks are about, one of its
 	// entry's first, run before any other run.
 	now bool
+	// kind is the kind of fault a now aim makes: an entry's now aims
+	// take kinds of the vocabulary in turn, so that its first tries at
+	// the checks' moments are not all one kind of fault ("": drawn).
+	kind nemesis.Kind
+	// alone: the aim stands alone from its moment on, the parent's
+	// faults still in force there dropped (an entry's second now aim;
+	// its first keeps them, which may have brought the moment about).
+	alone bool
 }
 
 // focusOf is the kinds of moment a scenario's checks are about, the most
@@ -225,6 +240,9 @@ func (g *guided) next(t, i int) Schedule {
 			parents = append(parents, e)
 		}
 	}
+	if g.rng.Float64() < dryShare(g.stale) && (len(g.aims) == 0 || !g.aims[0].now) {
+		return fresh()
+	}
 	if len(g.aims) > 0 && (g.aims[0].now || g.rng.IntN(2) == 0) {
 		p := g.aims[0]
 		g.aims = g.aims[1:]
@@ -233,9 +251,9 @@ func (g *guided) next(t, i int) Schedule {
 		p.parent.picked++
 		mo := p.moment
 		if p.grantor {
-			mo.Node, mo.Host = mo.Value, ""
+			mo.Node, mo.Host, mo.Leads = mo.Value, "", true
 		}
-		f := g.aimAtMoment(&child, mo, true)
+		f := g.aimAtMoment(&child, mo, true, p.kind, p.alone)
 		if p.now {
 			g.longest(f)
 		}
@@ -285,6 +303,11 @@ func (g *guided) observe(t int, o *observation) int {
 				novel = append(novel, f)
 			}
 		}
+	}
+	if fresh > 0 {
+		g.stale = 0
+	} else {
+		g.stale++
 	}
 	m := g.made[t]
 	delete(g.made, t)
@@ -365,8 +388,17 @@ func (g *guided) plan(e *entry, drawn bool) {
 		}
 	}
 	aims = aims[:min(len(aims), aimsPerEntry)]
+	var faults []nemesis.Kind // the now aims' kinds, in an order drawn
 	for i := range aims {
 		aims[i].now = drawn && i < aimsNowPerEntry && slices.Contains(g.focus, aims[i].moment.What)
+		if !aims[i].now {
+			continue
+		}
+		if faults == nil {
+			faults = slices.Clone(g.d.v.Kinds)
+			g.rng.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
+		}
+		aims[i].kind, aims[i].alone = faults[i%len(faults)], i%2 == 1
 	}
 	// aims run at once go before those waiting their turn
 	n := 0
@@ -541,7 +573,7 @@ func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 		return false
 	}
 	kind := scenario.Triggers[k]
-	g.aimAtMoment(s, byKind[kind][g.rng.IntN(len(byKind[kind]))], false)
+	g.aimAtMoment(s, byKind[kind][g.rng.IntN(len(byKind[kind]))], false, "", false)
 	m.aim = k
 	return true
 }
@@ -556,24 +588,34 @@ func (g *guided) aim(s *Schedule, parent *entry, m *making) bool {
 // moment's node (a partition isolates it, where the vocabulary
 // has that shape), starts just before the moment and lasts long (the
 // upper half of the vocabulary's durations): a fault aimed at a moment
-// is meant to be in force through what follows it.
-func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fault {
+// is meant to be in force through what follows it. kind, when not "",
+// is the fault's kind; alone drops the parent's faults still in force at
+// the moment too (they would shape what follows it as much as the aim).
+func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool, kind nemesis.Kind, alone bool) *scenario.Fault {
 	if planned {
 		// the parent's faults armed after the moment go: they came after
 		// what its run showed there, and would change what follows the
 		// moment that the aim is about
-		s.Faults = slices.DeleteFunc(s.Faults, func(f scenario.Fault) bool { return f.At.D > mo.At })
+		s.Faults = slices.DeleteFunc(s.Faults, func(f scenario.Fault) bool {
+			return f.At.D > mo.At || alone && inForce(f, mo.At)
+		})
+	}
+	draw := func() scenario.Fault {
+		if kind != "" {
+			return g.d.faultOf(g.rng, kind)
+		}
+		return g.d.fault(g.rng)
 	}
 	var f *scenario.Fault
 	switch {
 	case len(s.Faults) < g.d.v.MaxFaults && (planned || len(s.Faults) == 0 || g.rng.IntN(2) == 0):
-		s.Faults = append(s.Faults, g.d.fault(g.rng))
+		s.Faults = append(s.Faults, draw())
 		f = &s.Faults[len(s.Faults)-1]
 	case planned:
 		// the schedule is full: a fresh fault takes one's place, so that
 		// the aim is a fault of its own, not one of the parent's moved
 		f = g.one(s)
-		*f = g.d.fault(g.rng)
+		*f = draw()
 	default:
 		f = g.one(s)
 	}
@@ -581,10 +623,14 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool) *scenario.Fau
 		f.Shape = string(nemesis.Isolate) // cut the moment's node off
 	}
 	if node := mo.Node; node != "" && (planned || g.rng.IntN(2) == 0) {
+		leads := mo.Leads
 		if mo.What == scenario.TriggerLeader && slices.Contains(g.d.nodes, mo.Value) {
-			node = mo.Value // the leader believed in, not the believer
+			node, leads = mo.Value, true // the leader believed in, not the believer
 		}
 		g.aimAt(f, node, mo.Host)
+		if leads && g.real {
+			g.aimAtLeader(f)
+		}
 	}
 	if planned {
 		if lasts(f.Kind) {
@@ -675,6 +721,30 @@ func (g *guided) aimAt(f *scenario.Fault, node, host string) {
 	f.Target = scenario.Target{Names: []string{node}, Set: true}
 }
 
+// aimAtLeader makes f, aimed at a node that led at its moment, hit
+// whoever leads when it starts, where the vocabulary has that pick and
+// f's kind takes it: a run that is not replayed elects by its own
+// timing, and the node that led in the parent's run may follow in the
+// child's.
+func (g *guided) aimAtLeader(f *scenario.Fault) {
+	if !slices.Contains(g.d.targets(nemesis.Kind(f.Kind)), string(nemesis.Leader)) {
+		return
+	}
+	if f.Kind == string(nemesis.Partition) && f.Shape != string(nemesis.Isolate) {
+		return
+	}
+	f.Target = scenario.Target{Names: []string{string(nemesis.Leader)}, Set: true}
+}
+
+// inForce reports whether f, armed before at, may be in force there: it
+// lasts past at, or it waits for a trigger, which may fire at any time.
+func inForce(f scenario.Fault, at time.Duration) bool {
+	if f.At.D > at || !lasts(f.Kind) {
+		return false
+	}
+	return f.When != nil || f.At.D+f.For.D > at
+}
+
 // nudge is a small shift in time, either way: from a microsecond to tens
 // of milliseconds, on a log scale.
 func (g *guided) nudge() time.Duration {
@@ -743,6 +813,17 @@ func (b *bandit) reward(i int, hit bool) {
 	if hit {
 		b.hits[i]++
 	}
+}
+
+// drySpell is how many runs showing nothing new make most of a guided
+// lane's runs fresh draws: the share grows linearly from nothing to 0.8
+// over it.
+const drySpell = 20
+
+// dryShare is the share of fresh draws after stale runs showing nothing
+// new.
+func dryShare(stale int) float64 {
+	return 0.8 * min(1, float64(stale)/drySpell)
 }
 
 // freshShare is the share of a guided lane's runs, beyond its planned
