@@ -351,55 +351,70 @@ func TestRealAimsHitWhoeverLeads(t *testing.T) {
 	}
 }
 
-// An entry's two aims run at once are two kinds of fault, and the second
+// An entry's two aims run at once are two kinds of fault (for a store's
+// checks, about a leader cut off, both partitions), and the second
 // stands alone: the parent's faults in force at its moment are dropped,
 // while the first keeps them (they may have brought the moment about).
 func TestNowAimsTakeKindsInTurn(t *testing.T) {
-	sc, err := scenario.Parse("aims.toml", aimScenario+"\n[checks]\nrun = [\"kv-linearizable\"]\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	moments := []Moment{
-		{At: 500 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "read"},
-		{At: 520 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n3", Value: "write"},
-	}
 	inForce := scenario.Fault{Kind: "pause", At: dur(400 * time.Millisecond), For: dur(300 * time.Millisecond),
 		Target: scenario.Target{Names: []string{"n1"}, Set: true}}
 	ended := scenario.Fault{Kind: "pause", At: dur(310 * time.Millisecond), For: dur(50 * time.Millisecond),
 		Target: scenario.Target{Names: []string{"n3"}, Set: true}}
-	for seed := int64(1); seed <= 8; seed++ {
-		st, _ := newStrategy(Guided, sc, seed, 0, 8)
-		g := st.(*guided)
-		first := Schedule{Seed: seed, Faults: []scenario.Fault{ended, inForce}}
-		g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: moments})
-		if len(g.aims) < 2 || !g.aims[0].now || !g.aims[1].now {
-			t.Fatalf("seed %d: aims %+v, want two run at once", seed, g.aims)
+	for _, c := range []struct {
+		check    string
+		what     scenario.Trigger
+		triggers string
+		store    bool
+	}{
+		{"kv-linearizable", scenario.TriggerInFlight, `["time"]`, true},
+		{"two-leaders", scenario.TriggerLeader, `["time", "leader"]`, false},
+	} {
+		src := strings.Replace(aimScenario, `triggers = ["time"]`, "triggers = "+c.triggers, 1)
+		sc, err := scenario.Parse("aims.toml", src+"\n[checks]\nrun = [\""+c.check+"\"]\n")
+		if err != nil {
+			t.Fatal(err)
 		}
-		a, b := g.next(1, 1), g.next(2, 2)
-		if len(a.Faults) != 2 || len(b.Faults) != 2 { // max_faults is 2
-			t.Fatalf("seed %d: children %q and %q", seed, a, b)
+		moments := []Moment{
+			{At: 500 * time.Millisecond, What: c.what, Node: "n2", Value: "n2"},
+			{At: 520 * time.Millisecond, What: c.what, Node: "n3", Value: "n3"},
 		}
-		// the aim is the fault at its moment; the other is the parent's
-		aimed := func(s Schedule) (aim, kept scenario.Fault) {
-			for _, f := range s.Faults {
-				if f.At.D >= 490*time.Millisecond {
-					aim = f
-				} else {
-					kept = f
-				}
+		for seed := int64(1); seed <= 8; seed++ {
+			st, _ := newStrategy(Guided, sc, seed, 0, 8)
+			g := st.(*guided)
+			first := Schedule{Seed: seed, Faults: []scenario.Fault{ended, inForce}}
+			g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: moments})
+			if len(g.aims) < 2 || !g.aims[0].now || !g.aims[1].now {
+				t.Fatalf("%s, seed %d: aims %+v, want two run at once", c.check, seed, g.aims)
 			}
-			return aim, kept
-		}
-		fa, ka := aimed(a)
-		fb, kb := aimed(b)
-		if fa.Kind == "" || fb.Kind == "" || fa.Kind == fb.Kind {
-			t.Errorf("seed %d: aims %q and %q, want one of each kind", seed, a, b)
-		}
-		if !sameFault(ka, ended) && !sameFault(ka, inForce) {
-			t.Errorf("seed %d: the first aim %q kept none of the parent's faults", seed, a)
-		}
-		if !sameFault(kb, ended) {
-			t.Errorf("seed %d: the second aim %q, want the fault that ended before its moment kept and the one in force dropped", seed, b)
+			a, b := g.next(1, 1), g.next(2, 2)
+			if len(a.Faults) != 2 || len(b.Faults) != 2 { // max_faults is 2
+				t.Fatalf("%s, seed %d: children %q and %q", c.check, seed, a, b)
+			}
+			// the aim is the fault at its moment; the other is the parent's
+			aimed := func(s Schedule) (aim, kept scenario.Fault) {
+				for _, f := range s.Faults {
+					if f.At.D >= 490*time.Millisecond {
+						aim = f
+					} else {
+						kept = f
+					}
+				}
+				return aim, kept
+			}
+			fa, ka := aimed(a)
+			fb, kb := aimed(b)
+			switch {
+			case c.store && (fa.Kind != "partition" || fb.Kind != "partition"):
+				t.Errorf("%s, seed %d: aims %q and %q, want two partitions", c.check, seed, a, b)
+			case !c.store && (fa.Kind == "" || fb.Kind == "" || fa.Kind == fb.Kind):
+				t.Errorf("%s, seed %d: aims %q and %q, want one of each kind", c.check, seed, a, b)
+			}
+			if !sameFault(ka, ended) && !sameFault(ka, inForce) {
+				t.Errorf("%s, seed %d: the first aim %q kept none of the parent's faults", c.check, seed, a)
+			}
+			if !sameFault(kb, ended) {
+				t.Errorf("%s, seed %d: the second aim %q, want the fault that ended before its moment kept and the one in force dropped", c.check, seed, b)
+			}
 		}
 	}
 }

@@ -62,7 +62,7 @@ func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax
 			corpusMax = DefaultCorpus
 		}
 		return &guided{
-			d: d, seed: seed, seen: map[string]struct{}{}, focus: focusOf(sc.Checks.Run),
+			d: d, seed: seed, seen: map[string]struct{}{}, focus: focusOf(sc.Checks.Run), cut: cutsFirst(sc.Checks.Run),
 			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
 			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
 			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
@@ -148,6 +148,9 @@ type guided struct {
 	// a moment of a parent's run does not recur at its time in a child's;
 	// an aim at it is made an event trigger where the vocabulary has one
 	real bool
+	// cut: the checks are a store's, about a leader cut off (cutsFirst):
+	// the first tries at their moments are partitions.
+	cut bool
 	// stale counts the lane's runs since one showed something new.
 	stale int
 	// focus is the kinds of moment the scenario's checks are about
@@ -169,7 +172,8 @@ type planned struct {
 	now bool
 	// kind is the kind of fault a now aim makes: an entry's now aims
 	// take kinds of the vocabulary in turn, so that its first tries at
-	// the checks' moments are not all one kind of fault ("": drawn).
+	// the checks' moments are not all one kind of fault, except for a
+	// store's checks, whose are partitions (cutsFirst) ("": drawn).
 	kind nemesis.Kind
 	// alone: the aim stands alone from its moment on, the parent's
 	// faults still in force there dropped (an entry's second now aim;
@@ -204,6 +208,20 @@ func focusOf(run []string) []scenario.Trigger {
 		}
 	}
 	return out
+}
+
+// cutsFirst reports whether a scenario's checks are a store's (a read or
+// a write that meets a leader cut off from the others: a stale read, a
+// write acknowledged by a leader that is then deposed), whose first aims
+// are best a partition cutting the moment's node off.
+func cutsFirst(run []string) bool {
+	for _, c := range run {
+		switch c {
+		case "kv-linearizable", "lost-writes":
+			return true
+		}
+	}
+	return false
 }
 
 // Bounds of a plan's aims run at once: per new entry, the first aims at
@@ -394,7 +412,10 @@ func (g *guided) plan(e *entry, drawn bool) {
 		if !aims[i].now {
 			continue
 		}
-		if faults == nil {
+		switch {
+		case g.cut && slices.Contains(g.d.v.Kinds, nemesis.Partition):
+			faults = []nemesis.Kind{nemesis.Partition}
+		case faults == nil:
 			faults = slices.Clone(g.d.v.Kinds)
 			g.rng.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
 		}
