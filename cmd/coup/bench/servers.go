@@ -179,7 +179,9 @@ func missingProgram(sc *scenario.Scenario) string {
 // startWithCoup runs the scenario under coup's real-server driver and
 // returns the time from the run's beginning to the first leader report
 // whose leader is the reporting node itself. The run is ended (as by a
-// Ctrl-C) as soon as that report is in the history.
+// Ctrl-C) as soon as that report is in the history and harness.log says
+// the start has ended (a report may come while the run still waits for
+// its cluster to be ready: ended then, the run would not have started).
 //
 // The history's times count from the run's zero, the moment every server
 // accepts connections; the run began before, with the proxies and the
@@ -205,8 +207,10 @@ func startWithCoup(ctx context.Context, sc *scenario.Scenario, store string) (ti
 			found, _ := filepath.Glob(pattern)
 			for _, h := range found {
 				if _, ok, _ := firstLeaderReport(h); ok {
-					cancel()
-					return
+					if _, err := nodesUpAt(filepath.Join(filepath.Dir(h), "harness.log")); err == nil {
+						cancel()
+						return
+					}
 				}
 			}
 		}
