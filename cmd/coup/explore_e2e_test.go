@@ -385,3 +385,58 @@ func TestExploreEpisodes(t *testing.T) {
 		t.Errorf("cluster folders left: %v", left)
 	}
 }
+
+// With --cluster episodes, SIGTERM while an episode is under way on the
+// long-lived cluster ends the campaign: every server of the cluster is
+// stopped, no process survives, the cluster's folder is removed and the
+// results file ends, interrupted.
+func TestExploreEpisodesSignal(t *testing.T) {
+	needs(t, "etcd")
+	dir := t.TempDir()
+	file := writeScenario(t, dir, "etcd.toml", etcdEpisodes)
+	tag := tagged(t)
+	cmd := exec.Command(coupBin, "explore", file, "--cluster", "episodes", "--runs", "10", "--strategy", "random",
+		"--seed", "1", "--store", "store", "--out", "out.jsonl")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), tag)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// once the first episode is judged, the second runs on the same
+	// cluster: coup, its reaper, three servers and their proxies
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "[1/10 runs]") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no second episode under way:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(survivors(tag)); n < 5 {
+		t.Errorf("%d tagged processes while the second episode runs, want coup, its reaper and 3 servers at least", n)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	checkNoSurvivors(t, tag)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 3 && code != 1 {
+		t.Errorf("exit %d, want 3 (or 1 if a run failed)\n%s", code, out.String())
+	}
+	f, err := explore.ReadCampaign(filepath.Join(dir, "out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Ended || !f.End.Interrupted || f.End.Done < 1 || f.End.Done >= 10 {
+		t.Errorf("end line %+v (ended %v)", f.End, f.Ended)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "store", ".clusters", "*")); len(left) > 0 {
+		t.Errorf("cluster folders left: %v", left)
+	}
+}
