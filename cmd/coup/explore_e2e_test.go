@@ -186,43 +186,11 @@ recovery = "300ms"
 kinds = ["pause", "partition"]
 `)
 			tag := tagged(t)
-			cmd := exec.Command(coupBin, "explore", file, "--driver", "processes", "--runs", "10", "--store", "store",
-				"--out", "out.jsonl", "--junit", "junit.xml")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), tag)
-			out := &syncBuffer{}
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
 			// Once a run is judged (its progress line) and the next one's
 			// nodes are up: coup, its reaper and three nodes.
-			deadline := time.Now().Add(60 * time.Second)
-			for !strings.Contains(out.String(), "[1/10 runs]") || len(survivors(tag)) != 5 {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("no second run under way:\n%s", out.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			cmd.Process.Signal(sig)
-			err := cmd.Wait()
-			checkNoSurvivors(t, tag)
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			if code != 3 && code != 1 {
-				t.Errorf("exit %d, want 3 (or 1 if a run failed)\n%s", code, out.String())
-			}
-			f, err := explore.ReadCampaign(filepath.Join(dir, "out.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !f.Ended || !f.End.Interrupted || f.End.Done < 1 || f.End.Done >= 10 {
-				t.Errorf("end line %+v (ended %v)", f.End, f.Ended)
-			}
+			f, out := interruptCampaign(t, dir, tag, sig, func(out string) bool {
+				return strings.Contains(out, "[1/10 runs]") && len(survivors(tag)) == 5
+			}, file, "--driver", "processes", "--runs", "10", "--store", "store", "--out", "out.jsonl", "--junit", "junit.xml")
 			var stopped *explore.RunResult
 			for i := range f.Runs {
 				if f.Runs[i].Interrupted {
@@ -240,8 +208,8 @@ kinds = ["pause", "partition"]
 			if err != nil || !strings.Contains(string(b), "<testsuites") {
 				t.Errorf("JUnit file: %v", err)
 			}
-			if !strings.Contains(out.String(), "interrupted") {
-				t.Errorf("no word of the interruption:\n%s", out.String())
+			if !strings.Contains(out, "interrupted") {
+				t.Errorf("no word of the interruption:\n%s", out)
 			}
 		})
 	}
@@ -395,8 +363,24 @@ func TestExploreEpisodesSignal(t *testing.T) {
 	dir := t.TempDir()
 	file := writeScenario(t, dir, "etcd.toml", etcdEpisodes)
 	tag := tagged(t)
-	cmd := exec.Command(coupBin, "explore", file, "--cluster", "episodes", "--runs", "10", "--strategy", "random",
-		"--seed", "1", "--store", "store", "--out", "out.jsonl")
+	// once the first episode is judged, the second runs on the same
+	// cluster: coup, its reaper and three servers at least
+	interruptCampaign(t, dir, tag, syscall.SIGTERM, func(out string) bool {
+		return strings.Contains(out, "[1/10 runs]") && len(survivors(tag)) >= 5
+	}, file, "--cluster", "episodes", "--runs", "10", "--strategy", "random", "--seed", "1", "--store", "store", "--out", "out.jsonl")
+	if left, _ := filepath.Glob(filepath.Join(dir, "store", ".clusters", "*")); len(left) > 0 {
+		t.Errorf("cluster folders left: %v", left)
+	}
+}
+
+// interruptCampaign runs `coup explore args…` in dir, its processes
+// tagged, until ready(its output so far) holds, then sends it sig: no
+// process may survive, it exits 3 (or 1 if a run failed), and its
+// results file (out.jsonl, a campaign of 10 runs) ends interrupted
+// after at least one run. It returns the results file and the output.
+func interruptCampaign(t *testing.T, dir, tag string, sig syscall.Signal, ready func(out string) bool, args ...string) (*explore.CampaignFile, string) {
+	t.Helper()
+	cmd := exec.Command(coupBin, append([]string{"explore"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), tag)
 	out := &syncBuffer{}
@@ -404,22 +388,16 @@ func TestExploreEpisodesSignal(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// once the first episode is judged, the second runs on the same
-	// cluster: coup, its reaper, three servers and their proxies
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "[1/10 runs]") {
+	for !ready(out.String()) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("no second episode under way:\n%s", out.String())
+			t.Fatalf("no second run under way:\n%s", out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := len(survivors(tag)); n < 5 {
-		t.Errorf("%d tagged processes while the second episode runs, want coup, its reaper and 3 servers at least", n)
-	}
-	time.Sleep(500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	checkNoSurvivors(t, tag)
 	code := 0
@@ -436,7 +414,5 @@ func TestExploreEpisodesSignal(t *testing.T) {
 	if !f.Ended || !f.End.Interrupted || f.End.Done < 1 || f.End.Done >= 10 {
 		t.Errorf("end line %+v (ended %v)", f.End, f.Ended)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "store", ".clusters", "*")); len(left) > 0 {
-		t.Errorf("cluster folders left: %v", left)
-	}
+	return f, out.String()
 }
