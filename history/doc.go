@@ -26,6 +26,7 @@
 //	ready    value (the leader), term, detail (what each node believed then)
 //	clock    node, what (seen|unseen), name (the clock fault's occurrence), value (the skew seen), detail
 //	unstarted what (failed|interrupted), detail (why)
+//	link     src, dest, counts (span_ns, bytes, chunks|packets, dropped_bytes, dropped_packets)
 //	end      (the run finished normally; absent when it was killed)
 //
 // A client operation is an invoke event and, later, one completion (ok,
@@ -87,6 +88,16 @@
 // node's own words. It comes right after the meta event, or after the
 // process events of the nodes that did start; such a history has no end
 // event, and is not judged.
+//
+// A link event says what the network between real servers carried on one
+// directed link (src → dest, nodes of the run; the server driver names a
+// client's link by its host) during the span_ns nanoseconds before its
+// time: bytes passed on, and the chunks (a stream proxy's) or packets (a
+// packet network's) that carried them, and what a fault dropped. A
+// network records one per link and period (a second) in which the link
+// carried or dropped anything, and the rest of a period as the run
+// stops; a link and period with nothing has none. The report draws them
+// as the links view; no check reads them.
 //
 // Readers must tolerate kinds and fields they do not know.
 package history

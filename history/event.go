@@ -34,6 +34,39 @@ const (
 	// fault (what ClockSeen or ClockUnseen; see the package
 	// documentation).
 	KindClock Kind = "clock"
+	// KindLink: what a network between real servers carried on one
+	// directed link (src → dest) over a span of time that ends at the
+	// event's time: counts holds the figures (Link* below). A network
+	// records one per link that carried or dropped anything in each
+	// period (once a second), and one for the last part of a period as
+	// the run stops, so that the sum of a link's events is what the
+	// link carried in the run.
+	KindLink Kind = "link"
+)
+
+// The counts of a link event (KindLink). Bytes and span are always
+// there; a stream network (the server driver's proxies) counts chunks
+// (one read of a connection's direction, written as one), a packet
+// network packets; a count that is 0 is left out.
+const (
+	// LinkSpan is the length, in nanoseconds, of the span the counts
+	// cover: it began at the event's time minus the span.
+	LinkSpan = "span_ns"
+	// LinkBytes counts the bytes the network passed on towards dest
+	// (for packets, their IP lengths).
+	LinkBytes = "bytes"
+	// LinkChunks and LinkPackets count what carried those bytes.
+	LinkChunks  = "chunks"
+	LinkPackets = "packets"
+	// LinkDroppedBytes and LinkDroppedPackets count what a fault took:
+	// for a stream network, the bytes of chunks a loss held (a chunk
+	// held past its loss's reset is lost with its connection; one let
+	// go when the loss ended counts in bytes too, when it is passed
+	// on); for a packet network, the packets a cut or a loss dropped and
+	// their bytes. Bytes held by a stall and passed on at the heal count
+	// in bytes then, not here.
+	LinkDroppedBytes   = "dropped_bytes"
+	LinkDroppedPackets = "dropped_packets"
 )
 
 // Clock event whats.
@@ -157,6 +190,9 @@ type Meta struct {
 	Scenario  string `json:"scenario"`
 	File      string `json:"file,omitempty"`
 	Algorithm string `json:"algorithm"`
+	// Command is the program each node ran, with its arguments, when the
+	// nodes are the user's own (a scenario's command), not coup's.
+	Command []string `json:"command,omitempty"`
 	// Workload is the kind of the scenario's workload ("election",
 	// "mutex", "lin-kv", "set", "echo", "none"); it picks the default checks of
 	// a foreign node's history that names none.

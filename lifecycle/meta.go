@@ -16,7 +16,7 @@ import (
 // at, as it is.
 func RunMeta(sc *scenario.Scenario) *history.Meta {
 	m := &history.Meta{
-		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm, Workload: sc.Workload.Kind,
+		Scenario: sc.Name, File: sc.File, Algorithm: sc.Algorithm, Command: sc.Command, Workload: sc.Workload.Kind,
 		Nodes: sc.NodeNames(), IDs: sc.IDs, Seed: sc.Seed,
 		Termination: int64(sc.Checks.Termination.D), Progress: int64(sc.Checks.Progress.D), Checks: sc.Checks.Run, Params: sc.Params,
 		Checksums:     sc.ChecksumsOn(),

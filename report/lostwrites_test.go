@@ -94,10 +94,15 @@ func tableByID(page, id string) string {
 	return regexp.MustCompile(`(?s)<table id="` + regexp.QuoteMeta(id) + `">.*?</table>`).FindString(page)
 }
 
-// An operation's value in an evidence row is cut: a read of a whole set
+// An operation's value in an evidence row is kept whole up to a bound (the
+// page folds it: fold_test.go), and cut past it: a read of a whole set
 // may hold thousands of elements.
 func TestEvidenceCutsLongValues(t *testing.T) {
-	long := "[" + strings.Repeat("1234,", 2000) + "0]"
+	read := "[" + strings.Repeat("1234,", 2000) + "0]"
+	if got := eventText(&history.Event{Kind: history.KindOp, F: "read", Type: history.OpOK, Process: "c1", Value: read}); got != "read ok by c1 "+read {
+		t.Errorf("a read of 2,000 elements is not whole in its evidence row: %d characters", len([]rune(got)))
+	}
+	long := "[" + strings.Repeat("1234,", 20000) + "0]"
 	got := eventText(&history.Event{Kind: history.KindOp, F: "read", Type: history.OpOK, Process: "c1", Value: long})
 	if n := len([]rune(got)); n > maxOpValue+40 || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "read ok by c1 [1234,") {
 		t.Errorf("an evidence row of %d characters: %.80q…", n, got)

@@ -22,6 +22,7 @@ func windowCSS(n int) template.CSS {
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"secs": secs,
+	"fold": fold,
 	"verdictClass": func(v checks.Validity) string {
 		return "v-" + v.String()
 	},
@@ -69,12 +70,20 @@ svg text.row { font-size: 11px; }
 td.bad { color: #c62828; font-weight: bold; }
 a.file { font-weight: bold; }
 code { font-size: 0.92em; }
+td, th, code, .explain, .note, .notes li, .sub, figcaption { overflow-wrap: anywhere; }
+table { max-width: 100%; }
+details.fold { display: inline; margin: 0; }
+details.fold > summary { color: inherit; }
+details.fold[open] > summary .fold-more { display: none; }
+.fold-more { color: #0072B2; font-size: 0.9em; white-space: nowrap; }
+.folded { max-height: 24em; overflow-y: auto; border-top: 1px dotted #bbb; margin-top: 0.2em; padding-top: 0.2em; }
+.ops-plot { margin: 0.6em 0; }
 </style>
 </head>
 <body>
 {{.Defs}}
 <h1>{{.Results.Scenario}}</h1>
-<div class="sub">algorithm <b>{{.Results.Algorithm}}</b> · {{len .Meta.Nodes}} nodes · seed {{.Results.Seed}}{{if .Results.File}} · <code>{{.Results.File}}</code>{{end}}
+<div class="sub">{{.What}} · seed {{.Results.Seed}}{{if .Results.File}} · <code>{{.Results.File}}</code>{{end}}
 {{if .Meta.Simulated}} · <span class="badge sim" id="simulated" title="run by the deterministic simulator on a virtual clock, not by real processes; coup sim FILE --seed {{.Results.Seed}} replays it">simulated, seed {{.Results.Seed}}</span>{{end}}</div>
 <div class="outcome">Verdict: <span class="badge {{verdictClass .Results.Valid}}">valid = {{.Results.Valid}}</span>
 — {{.Results.Expectation}},
@@ -83,7 +92,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}
 {{if .Results.Notes}}<ul class="notes">{{range .Results.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Results.Skipped}}<p>{{len .Results.Skipped}} line(s) of the history could not be read and were skipped:{{range .Results.Skipped}} line {{.Line}} ({{.Err}});{{end}} the rest was checked.</p>{{end}}
-<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}<a href="#messages">messages</a>{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
+<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}{{if .Ops}}<a href="#operations">operations</a>{{end}}{{if .Links}}<a href="#links">links</a>{{else}}<a href="#messages">messages</a>{{end}}{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
 
 <h2 id="timeline">Timeline</h2>
 <p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id. Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the intervals of failed checks; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
@@ -99,7 +108,9 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Lanes}}<div class="note">The lock's lanes in the same window (the clients and nodes with something in it):</div><div class="drawing">{{.Lanes}}</div>{{end}}
 </figure>{{end}}{{end}}
 
-<h2 id="messages">Messages</h2>
+{{with .Ops}}{{template "operations" .}}{{end}}
+
+{{if .Links}}{{template "links" .Links}}{{else}}<h2 id="messages">Messages</h2>
 {{if .MessagesNote}}<p class="note" id="messages-note">{{.MessagesNote}}</p>{{else}}
 <p class="key">A space-time diagram: one line per node (solid while up, hatched while paused, dotted while down), time to the right. An arrow is a message from its send to its delivery, coloured and labelled by its type; a dashed stub ending in a red ✕ is a dropped message, drawn mid-way when the network lost it and near the receiver when that was down; a ringed end is a corrupted message its receiver rejected, a red diamond one it did not reject; a dotted arrow is a duplicate. Yellow bands are the nemesis's faults, red outlines the intervals of failed checks, the dashed line GST. Hover for details; choose a window below.</p>
 <div class="legend">Types: {{.TypeLegend}}</div>
@@ -114,7 +125,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Unmatched}}<p class="note">{{.Unmatched}} deliveries or drops have no send in the history (it was cut short or damaged, or they are real servers' connections reset or refused by a fault); they are drawn with no length.</p>{{end}}
 <script type="application/json" id="coup-data">{{.Data}}</script>
 <script>{{.Script}}</script>
-{{end}}
+{{end}}{{end}}
 
 {{with .Mutex}}<h2 id="lock">Lock lanes</h2>
 <p class="key">One lane per client. A dotted bar is a client waiting for an acquire, a thick bar a client holding the lock by its own account (from its acquire's ok until it asked to release), a thin bar a release on its way; ✕ ends a request that failed, ? one that timed out or had no answer; hatching over a client's lane is its process paused by the nemesis. The lane "held by 2+" is red wherever two or more clients held the lock at once; below it, each node's lane shows when it said it was in the critical section.{{range $.Files}} Porcupine's step-by-step view of the lock history: <a class="file" href="{{.Name}}">{{.Name}}</a>.{{end}}</p>
@@ -152,10 +163,10 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Interval}}<div>Interval: {{secs .Interval.From}} to {{secs .Interval.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</div>{{end}}
 {{if .Evidence}}
 <table><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th></tr>
-{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td>{{.Text}}</td></tr>{{end}}
+{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td>{{fold .Text}}</td></tr>{{end}}
 </table>{{end}}
 {{if .Figures}}<details><summary>figures</summary><table>
-{{range .Figures}}<tr><th>{{.Name}}</th><td>{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{else}}{{.Value}}{{end}}</td></tr>{{end}}
+{{range .Figures}}<tr><th>{{.Name}}</th><td>{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{fold .}}</td>{{end}}</tr>{{end}}</table>{{else}}{{fold .Value}}{{end}}</td></tr>{{end}}
 </table></details>{{end}}
 </div>
 {{end}}

@@ -36,6 +36,11 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
 	page.Hidden = m.hidden
 	page.Zooms = m.zoomViews()
+	page.What = runWhat(&h.Meta)
+	page.Ops = m.opsSection()
+	if !m.fl.Recorded {
+		page.Links = m.linksSection() // a real servers' run: bytes on links in place of messages
+	}
 	page.MessagesNote = m.messagesNote()
 	if page.MessagesNote == "" {
 		page.Windows = m.spacetimeWindows()
@@ -118,6 +123,13 @@ type reportPage struct {
 	Lost *lostView
 	// Files are the documents the checks made, beside the page.
 	Files []checks.File
+	// What says what ran, for the header (runWhat); Ops is the
+	// operations section, for a run with clients (ops.go); Links the
+	// links view, for a run whose network recorded link events and no
+	// messages (links.go).
+	What  template.HTML
+	Ops   *opsView
+	Links *linksView
 }
 
 type reportCheck struct {
@@ -298,8 +310,9 @@ func table(list []any) ([]string, [][]string) {
 }
 
 // maxOpValue bounds the value of an operation in an evidence row (a read
-// of a whole set may hold thousands of elements).
-const maxOpValue = 200
+// of a whole set may hold thousands of elements): the page folds what is
+// long (fold), and cuts what is longer still.
+const maxOpValue = maxFolded - 200
 
 // maxStatRows bounds each list of counts in the report.
 const maxStatRows = 50

@@ -98,11 +98,13 @@ func (p policy) Cut(l nemesis.Link) proxy.Cut {
 // alters it. Base latency and jitter are the network's, as for messages.
 func (p policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) proxy.Fate {
 	r := p.r
+	n := len(b)
 	r.mu.Lock()
 	if !r.nem.Alters(l) {
 		b = nil // the fate does not depend on the bytes: none is copied
 	}
 	f := r.nem.Decide(nemesis.Msg{Link: l, Type: "stream", Body: b}, r.Now())
+	r.links.count(l, n, f.Drop) // the links view's counts (linkcounts.go)
 	r.mu.Unlock()
 	if f.Drop {
 		return proxy.Fate{Lost: true, LossReset: r.sv.LossReset.D}

@@ -61,6 +61,7 @@ type run struct {
 	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
 	stats    linkStats
+	links    linkCounts // what each link carried since last recorded, under mu
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
@@ -167,6 +168,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		r.rec.Record(e)
 	}
 	r.startPolls()
+	r.startLinkCounts()
 	return r.awaitReady(ctx)
 }
 
@@ -299,6 +301,7 @@ func (r *run) Stop() map[string]int64 {
 		if r.clients != nil {
 			r.clients.stop()
 		}
+		r.recordLinks()
 		return r.stats.counts()
 	}
 	return r.shutdown()
@@ -326,6 +329,7 @@ func (r *run) shutdown() map[string]int64 {
 		}()
 	}
 	wg.Wait()
+	r.recordLinks() // the last part of a period, the counts' ticker stopped with the polls
 	counts := r.stats.counts()
 	// Closing a proxy resets what it holds, and ends the attributions
 	// still under way (a connection of a server just killed): what is

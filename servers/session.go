@@ -233,6 +233,7 @@ func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) 
 // is ready when it is seen so. It holds the observer's lock meanwhile, so
 // that what is observed next comes after.
 func (r *run) resume(zero func(took time.Duration)) {
+	r.restartLinkCounts(0) // the episode's zero, set below (before the observer's lock: the driver's comes first)
 	r.obs.mu.Lock()
 	defer r.obs.mu.Unlock()
 	now := time.Now()
