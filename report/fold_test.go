@@ -48,7 +48,7 @@ func TestPageFoldsLongValues(t *testing.T) {
 	if n := strings.Count(page, `<details class="fold">`); n != 3 {
 		t.Errorf("%d folded values, want 3 (the evidence row, the figure, the figure's table cell)", n)
 	}
-	if !strings.Contains(page, `<td><details class="fold"><summary>read ok by c1 [1234,`) {
+	if !strings.Contains(page, `<td class="v"><details class="fold"><summary>read ok by c1 [1234,`) {
 		t.Error("the evidence row's value is not folded")
 	}
 	if !strings.Contains(page, "overflow-wrap: anywhere") {

@@ -70,7 +70,7 @@ svg text.row { font-size: 11px; }
 td.bad { color: #c62828; font-weight: bold; }
 a.file { font-weight: bold; }
 code { font-size: 0.92em; }
-td, th, code, .explain, .note, .notes li, .sub, figcaption { overflow-wrap: anywhere; }
+code, .explain, .note, .notes li, .sub, figcaption, td.v, details.fold, .folded { overflow-wrap: anywhere; }
 table { max-width: 100%; }
 details.fold { display: inline; margin: 0; }
 details.fold > summary { color: inherit; }
@@ -163,10 +163,10 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Interval}}<div>Interval: {{secs .Interval.From}} to {{secs .Interval.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</div>{{end}}
 {{if .Evidence}}
 <table><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th></tr>
-{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td>{{fold .Text}}</td></tr>{{end}}
+{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td class="v">{{fold .Text}}</td></tr>{{end}}
 </table>{{end}}
 {{if .Figures}}<details><summary>figures</summary><table>
-{{range .Figures}}<tr><th>{{.Name}}</th><td>{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{fold .}}</td>{{end}}</tr>{{end}}</table>{{else}}{{fold .Value}}{{end}}</td></tr>{{end}}
+{{range .Figures}}<tr><th>{{.Name}}</th><td class="v">{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td class="v">{{fold .}}</td>{{end}}</tr>{{end}}</table>{{else}}{{fold .Value}}{{end}}</td></tr>{{end}}
 </table></details>{{end}}
 </div>
 {{end}}
