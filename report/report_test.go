@@ -66,7 +66,7 @@ func TestWriteReport(t *testing.T) {
 		"<svg",
 		"n1 believes it is the leader from 0.010s to 0.020s", // a span's title
 		"nemesis: pause n1 from 0.020s to 0.100s",            // a fault band
-		"&lt;script&gt;",                     // the corrupted body, escaped
+		"&lt;script&gt;", // the corrupted body, escaped
 		`<td class="v">believes it is the leader</td>`, // an evidence row
 	} {
 		if !strings.Contains(page, want) {
