@@ -34,6 +34,8 @@ func FuzzReport(f *testing.F) {
 	seeds := []*history.History{
 		reportHistory(),
 		fatesHistory(f),
+		opsHistory(f),
+		serversHistory(f),
 		extremeHistory(nil, 1000, max-10, 3000, max, -5, 6000),
 		extremeHistory(func(m *history.Meta) { m.GST, m.Termination, m.Stabilisation, m.Progress = max, max, max, max }, 1, 2, 3),
 	}
@@ -45,6 +47,15 @@ func FuzzReport(f *testing.F) {
 {"t":9223372036854775807,"kind":"op","process":"c1","type":"ok","f":"acquire"}
 {"t":5,"kind":"report","node":"n1","what":"metric","name":"m","value":"1e308"}
 {"t":6,"kind":"report","node":"n1","what":"metric","name":"m","value":"-1e308"}
+`)
+	// Link events and operations at the ends of time, with counts that
+	// make no sense: the links view and the operations section saturate.
+	f.Add(`{"kind":"meta","meta":{"scenario":"x","algorithm":"etcd","nodes":["n1","n2"],"servers":true}}
+{"t":-9223372036854775808,"kind":"op","process":"c1","type":"invoke","f":"read","node":"n1"}
+{"t":9223372036854775807,"kind":"op","process":"c1","type":"info","f":"read"}
+{"t":9223372036854775807,"kind":"link","src":"n1","dest":"n2","counts":{"span_ns":9223372036854775807,"bytes":9223372036854775807,"dropped_bytes":-4}}
+{"t":3,"kind":"link","src":"n2","dest":"n1","counts":{"span_ns":-7,"bytes":5}}
+{"t":4,"kind":"nemesis","what":"partition","phase":"start","name":"p","detail":"n1 | n2 | (one way: the first side cannot reach the rest)"}
 `)
 	budget := checks.LinearizabilityBudget
 	checks.LinearizabilityBudget = 200 * time.Millisecond

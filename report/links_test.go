@@ -24,7 +24,7 @@ func link(t float64, src, dest string, bytes, chunks, dropped int64) history.Eve
 // serversHistory is a run of three real servers whose network recorded
 // what each link carried: n3 cut off from 1s to 3s (n3 | n1 n2), its
 // links silent then, a burst after the heal, and a loss on n1 → n2.
-func serversHistory(t *testing.T) *history.History {
+func serversHistory(t testing.TB) *history.History {
 	b := newHB("n1", "n2", "n3")
 	b.meta.Algorithm, b.meta.Servers, b.meta.Checks = "etcd", true, []string{"one-leader-per-term"}
 	b.starts(0, "n1", "n2", "n3")

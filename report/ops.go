@@ -392,15 +392,13 @@ func opMarker(shape string, x, y float64, colour, title string) string {
 // minRateBins of them, or a round multiple for one so long that it would
 // have more than maxRateBins.
 func rateBin(span float64) int64 {
-	bins := []int64{1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8}
-	if span >= minRateBins*1e9 {
-		for _, b := range []int64{1e9, 2e9, 5e9, 1e10, 3e10, 6e10, 3e11, 6e11, 36e11} {
-			if span/float64(b) <= maxRateBins {
-				return b
-			}
-		}
-		return 36e11
+	switch {
+	case span > maxRateBins*1e9:
+		return max(floatTime(niceStep(span/maxRateBins)), 1e9)
+	case span >= minRateBins*1e9:
+		return 1e9
 	}
+	bins := []int64{1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8}
 	for k := len(bins) - 1; k >= 0; k-- {
 		if span/float64(bins[k]) >= minRateBins {
 			return bins[k]
