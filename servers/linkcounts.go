@@ -13,18 +13,22 @@ import (
 // recorded once a second as link events (history.KindLink) for the
 // report's links view. The counts are taken where each chunk's fate is
 // decided (policy.Chunk, under the driver's lock it already holds, so a
-// chunk costs two additions and no lock of its own): a chunk passed on
+// chunk costs a map lookup and two additions, and no lock of its own): a chunk passed on
 // counts in bytes and chunks, one a loss holds in dropped bytes. A chunk
 // held by a stall is decided, and counted, when the stall ends; one on a
 // refused link is never decided, nor counted. So a cut link reads as
-// nothing carried, and its held bytes as a burst at the heal.
+// nothing carried, and its held bytes as a burst at the heal. A network
+// that carries packets counts each packet the same way (count, with the
+// unit set to history.LinkPackets): passed on, or dropped by a cut or a
+// loss; its events then count packets and dropped packets.
 
 // linkPeriod is how often the counters are recorded.
 const linkPeriod = time.Second
 
-// linkCount is one link's counts since they were last recorded.
+// linkCount is one link's counts since they were last recorded: bytes and
+// the chunks or packets that carried them, passed on and dropped.
 type linkCount struct {
-	bytes, chunks, dropped int64
+	bytes, carriers, dropped, droppedCarriers int64
 }
 
 // linkCounts are the counts of every link since the last record, guarded
@@ -32,10 +36,13 @@ type linkCount struct {
 type linkCounts struct {
 	n    map[nemesis.Link]*linkCount
 	last time.Duration // when they were last recorded (run.Now)
+	// unit is what carries the bytes: history.LinkChunks (the proxies',
+	// the default) or history.LinkPackets.
+	unit string
 }
 
-// count adds a chunk of n bytes to the link's counts: passed on, or
-// dropped. The caller holds run.mu.
+// count adds a chunk (or a packet) of n bytes to the link's counts: passed
+// on, or dropped. The caller holds run.mu.
 func (c *linkCounts) count(l nemesis.Link, n int, dropped bool) {
 	lc := c.n[l]
 	if lc == nil {
@@ -47,10 +54,11 @@ func (c *linkCounts) count(l nemesis.Link, n int, dropped bool) {
 	}
 	if dropped {
 		lc.dropped += int64(n)
+		lc.droppedCarriers++
 		return
 	}
 	lc.bytes += int64(n)
-	lc.chunks++
+	lc.carriers++
 }
 
 // take returns the counts since the last take, and how long that was, and
@@ -88,7 +96,11 @@ func (r *run) startLinkCounts() {
 func (r *run) recordLinks() {
 	r.mu.Lock()
 	counts, span := r.links.take(r.Now())
+	unit := r.links.unit
 	r.mu.Unlock()
+	if unit == "" {
+		unit = history.LinkChunks
+	}
 	links := make([]nemesis.Link, 0, len(counts))
 	for l := range counts {
 		links = append(links, l)
@@ -102,11 +114,14 @@ func (r *run) recordLinks() {
 	for _, l := range links {
 		c := counts[l]
 		e := history.Event{Kind: history.KindLink, Src: l.From, Dest: l.To, Counts: map[string]int64{history.LinkSpan: int64(span), history.LinkBytes: c.bytes}}
-		if c.chunks > 0 {
-			e.Counts[history.LinkChunks] = c.chunks
+		if c.carriers > 0 {
+			e.Counts[unit] = c.carriers
 		}
 		if c.dropped > 0 {
 			e.Counts[history.LinkDroppedBytes] = c.dropped
+		}
+		if c.droppedCarriers > 0 && unit == history.LinkPackets {
+			e.Counts[history.LinkDroppedPackets] = c.droppedCarriers
 		}
 		r.observed(e)
 	}

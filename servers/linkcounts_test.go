@@ -2,17 +2,62 @@ package servers
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/lifecycle"
+	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
 )
+
+// The counts of a period become one link event per link that carried or
+// dropped anything, in the order of the links' names, with the period's
+// span; the next period counts anew. A packet network's counts are in
+// packets.
+func TestRecordLinks(t *testing.T) {
+	rec := history.NewRecorder(nil, func() int64 { return 0 }, true)
+	r := &run{rec: rec, started: true}
+	r.zero = time.Now().Add(-2 * time.Second)
+	r.restartLinkCounts(time.Second)
+	n12, n21 := nemesis.Link{From: "n1", To: "n2"}, nemesis.Link{From: "n2", To: "n1"}
+	r.links.count(n21, 30, false)
+	r.links.count(n12, 10, false)
+	r.links.count(n12, 20, true)
+	r.links.count(n12, 5, false)
+	r.recordLinks()
+	r.links.unit = history.LinkPackets
+	r.links.count(n21, 7, true)
+	r.recordLinks()
+	evs := rec.Events()
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want 3: %+v", len(evs), evs)
+	}
+	for i, want := range []struct {
+		src, dest string
+		counts    map[string]int64
+	}{
+		{"n1", "n2", map[string]int64{history.LinkBytes: 15, history.LinkChunks: 2, history.LinkDroppedBytes: 20}},
+		{"n2", "n1", map[string]int64{history.LinkBytes: 30, history.LinkChunks: 1}},
+		{"n2", "n1", map[string]int64{history.LinkBytes: 0, history.LinkDroppedBytes: 7, history.LinkDroppedPackets: 1}},
+	} {
+		e := evs[i]
+		span := e.Counts[history.LinkSpan]
+		delete(e.Counts, history.LinkSpan)
+		if e.Kind != history.KindLink || e.Src != want.src || e.Dest != want.dest || !maps.Equal(e.Counts, want.counts) {
+			t.Errorf("event %d: %s %s→%s %v, want link %s→%s %v", i, e.Kind, e.Src, e.Dest, e.Counts, want.src, want.dest, want.counts)
+		}
+		if i < 2 && (span < int64(time.Second) || span > int64(time.Minute)) {
+			t.Errorf("event %d spans %s, want the second since the restart and more", i, time.Duration(span))
+		}
+	}
+}
 
 // A real etcd cluster with lin-kv clients, n3 cut off for 2s: the history
 // holds link events, each link's bytes over time, with nothing on n3's
