@@ -134,6 +134,27 @@ func TestLinksView(t *testing.T) {
 	if strings.Contains(page, `id="links"`) || !strings.Contains(page, `<h2 id="messages">`) {
 		t.Error("a run of node processes has a links view, or no messages section")
 	}
+
+	// A real servers' history with no link event (an older coup's) says
+	// why there is no view of the links.
+	h := serversHistory(t)
+	var kept []history.Event
+	for e := range h.All() {
+		if e.Kind != history.KindLink {
+			kept = append(kept, *e)
+		}
+	}
+	for i := range kept {
+		kept[i].Index = int64(i)
+	}
+	old, err := history.FromEvents(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page = render(t, old)
+	if strings.Contains(page, `id="links"`) || !strings.Contains(page, "this history records no link counts either") {
+		t.Error("a servers' history without link events does not say why it has no links view")
+	}
 }
 
 // The header says what ran: a real server, the user's own node with its

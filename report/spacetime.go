@@ -560,6 +560,8 @@ func (m *reportModel) messagesNote() string {
 	case m.res.Stats.Messages.Sent > 0:
 		return fmt.Sprintf("The history does not record messages one by one (the scenario has messages = false under [history]), so there is no diagram of them: %d were sent, %d delivered and %d dropped. Run the scenario with messages recorded to see them.",
 			m.res.Stats.Messages.Sent, m.res.Stats.Messages.Delivered, m.res.Stats.Messages.Dropped)
+	case m.h.Meta.Servers:
+		return "The servers' messages are bytes on connections, never recorded one by one, and this history records no link counts either (no link event: it was written before coup recorded them), so there is no view of the links."
 	}
 	return "No message between nodes is recorded in the history."
 }
