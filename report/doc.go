@@ -1,8 +1,9 @@
 // Package report draws a run as one HTML page for a person: the verdict, a
 // timeline of what every node believed and what the nemesis did,
-// violations too short to see magnified, a space-time diagram of the
-// messages, lock lanes for a mutex run, the nodes' metrics over time, each
-// check's explanation and evidence, and the counts.
+// violations too short to see magnified, the clients' operations over
+// time, a space-time diagram of the messages (or, for real servers, the
+// bytes on each link), lock lanes for a mutex run, the nodes' metrics over
+// time, each check's explanation and evidence, and the counts.
 //
 // The contract: the input is a history and its results (verdict.Results)
 // alone, so `coup run` and `coup check --report` draw the same page from the
@@ -18,6 +19,9 @@
 // history (lanes, claims, faults, messages); timeline.go draws the
 // timeline and axis.go its ticks; zoom.go magnifies the violations;
 // spacetime.go draws the messages; mutex.go the lock lanes; metrics.go and
-// chart.go the metrics; palette.go gives every node, fault and violation
-// its colour; page.go and script.go are the page and its script.
+// chart.go the metrics; ops.go the operations' latency and throughput;
+// links.go the links view of a real servers' run; fold.go folds long
+// values; palette.go gives every node, fault and violation its colour;
+// page.go and script.go are the page and its script, sections.go the
+// templates of the operations and links sections and the header's words.
 package report
