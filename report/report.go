@@ -20,8 +20,10 @@ import (
 // WriteReport writes report.html: one self-contained page (no network, no
 // external resources) for a person who has never seen coup's code: the
 // verdict; a timeline of what every node believed and what the nemesis
-// did; every short violation magnified; a space-time diagram of the
-// messages with preset windows; the lock's lanes for a mutex run; the
+// did; every short violation magnified; the clients' operations over
+// time (latency and throughput); a space-time diagram of the messages with
+// preset windows, or for real servers the bytes on each link; the lock's
+// lanes for a mutex run; the
 // metrics the nodes reported, over time; each check's explanation,
 // evidence and figures, with links to the files the checks made; the
 // run's counts. Everything is drawn in inline SVG and readable without
