@@ -15,8 +15,8 @@ import (
 )
 
 // The page never scrolls sideways: a final read of 2,000 elements, in a
-// check's evidence and in its figures, leaves the page as wide as the
-// browser's window. A page of the browser's own loads the report in a
+// check's evidence, its figures and its explanation, in the run's error
+// and in a note, leaves the page as wide as the browser's window. A page of the browser's own loads the report in a
 // frame as wide as a laptop's screen and writes down the report's scroll
 // width and client width, which the test reads from the dumped DOM.
 func TestLongValuesDoNotWidenThePage(t *testing.T) {
@@ -55,6 +55,8 @@ func TestLongValuesDoNotWidenThePage(t *testing.T) {
 	c.Evidence = append(c.Evidence, final)
 	c.Figures = map[string]any{"final_read": value, "reads": []map[string]any{{"node": "n2", "value": value}}}
 	res.Checks["lost-writes"] = c
+	res.Error = "a made-up error, as a server's log line may be: " + value
+	res.Notes = append(res.Notes, "a made-up note: "+value)
 
 	dir := t.TempDir()
 	if err := report.WriteFile(filepath.Join(dir, "report.html"), res, h); err != nil {

@@ -70,6 +70,7 @@ svg text.row { font-size: 11px; }
 td.bad { color: #c62828; font-weight: bold; }
 a.file { font-weight: bold; }
 code { font-size: 0.92em; }
+body { overflow-wrap: break-word; }
 code, .explain, .note, .notes li, .sub, figcaption, td.v, details.fold, .folded { overflow-wrap: anywhere; }
 table { max-width: 100%; }
 details.fold { display: inline; margin: 0; }
