@@ -52,9 +52,14 @@ type linkRow struct {
 	unit      string  // "chunks" or "packets", as the events count them
 }
 
+// lkCols is how many bars a row draws at most: the samples of a longer
+// run that begin in one column (two pixels) are merged into one bar.
+const lkCols = chWidth / 2
+
 // linkRows gathers the link events of h into one row per directed link, in
 // the order of the run's nodes (names that are not nodes after them, by
-// name); at most maxRows, the rest counted.
+// name); at most maxRows, the rest counted. The samples of a row that
+// begin in the same of lkCols columns of [from, to] are merged.
 func linkRows(h *history.History, from, to int64) ([]*linkRow, int) {
 	order := map[string]int{}
 	for i, n := range h.Meta.Nodes {
@@ -67,6 +72,10 @@ func linkRows(h *history.History, from, to int64) ([]*linkRow, int) {
 		return len(order)
 	}
 	byLink := map[[2]string]*linkRow{}
+	col := func(t int64) int {
+		return int((float64(t) - float64(from)) / (float64(to) - float64(from) + 1) * lkCols)
+	}
+	lastCol := map[*linkRow]int{}
 	for i := range h.Events {
 		e := &h.Events[i]
 		if e.Kind != history.KindLink || e.Src == "" || e.Dest == "" {
@@ -86,10 +95,21 @@ func linkRows(h *history.History, from, to int64) ([]*linkRow, int) {
 		case e.Counts[history.LinkChunks] > 0:
 			s.carriers, r.unit = e.Counts[history.LinkChunks], "chunks"
 		}
-		r.samples = append(r.samples, s)
 		r.total += s.bytes
 		r.dropped += s.dropped
-		r.peak = math.Max(r.peak, s.rate(s.bytes+s.dropped))
+		if k := len(r.samples) - 1; k >= 0 && lastCol[r] == col(s.from) {
+			last := &r.samples[k]
+			last.from, last.to = min(last.from, s.from), max(last.to, s.to)
+			last.bytes, last.dropped, last.carriers = last.bytes+s.bytes, last.dropped+s.dropped, last.carriers+s.carriers
+			continue
+		}
+		lastCol[r] = col(s.from)
+		r.samples = append(r.samples, s)
+	}
+	for _, r := range byLink {
+		for _, s := range r.samples {
+			r.peak = math.Max(r.peak, s.rate(s.bytes+s.dropped))
+		}
 	}
 	rows := make([]*linkRow, 0, len(byLink))
 	for _, r := range byLink {

@@ -175,3 +175,28 @@ func TestHeaderSaysWhatRan(t *testing.T) {
 		}
 	}
 }
+
+// A long run's samples are merged into at most lkCols bars a row, its
+// bytes kept: an hour of a link event a second draws as many bars as a
+// minute of them would fill.
+func TestLinkRowsMergeALongRun(t *testing.T) {
+	b := newHB("n1", "n2")
+	b.meta.Servers = true
+	b.starts(0, "n1", "n2")
+	for s := 1; s <= 3600; s++ {
+		b.add(link(float64(s)*1000, "n1", "n2", 100, 1, 0))
+	}
+	h := b.end(3600e3).h(t)
+	rows, _ := linkRows(h, 0, msT(3600e3))
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	var sum int64
+	for _, s := range r.samples {
+		sum += s.bytes
+	}
+	if len(r.samples) > lkCols || len(r.samples) < lkCols/2 || sum != 360000 || r.total != 360000 || r.peak < 99 || r.peak > 101 {
+		t.Errorf("%d bars of %d bytes (total %d, peak %v B/s), want at most %d bars of 360000 bytes at 100 B/s", len(r.samples), sum, r.total, r.peak, lkCols)
+	}
+}
