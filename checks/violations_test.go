@@ -95,7 +95,7 @@ func TestOneLeaderPerTermListsEveryTerm(t *testing.T) {
 func TestStaleLeaderListsWindowsPastTheBound(t *testing.T) {
 	h := hist("n1", "n2", "n3").staleBound(20).starts(0, "n1", "n2", "n3").
 		claim("n1", 1, 10).claim("n2", 2, 20).leader("n1", "n2", 60). // 40ms stale
-		claim("n3", 3, 100).leader("n2", "n3", 110). // 10ms, within the bound
+		claim("n3", 3, 100).leader("n2", "n3", 110).                  // 10ms, within the bound
 		end(200).h()
 	r := staleLeader(h)
 	if r.Valid != False || len(r.Violations) != 1 || r.Violations[0].Interval != (Interval{ms(20), ms(60)}) {
