@@ -74,6 +74,11 @@ type Results struct {
 	// Ready says when the cluster was first seen ready and which faults
 	// began before, for a run that watched it form (real servers).
 	Ready *Ready `json:"ready,omitempty"`
+	// Exits are the processes that exited on their own (nodes, servers,
+	// sidecars, client processes), in the order they did: each a finding
+	// that makes the run unexpected unless the scenario expects it
+	// (Expected.Exits).
+	Exits []Exit `json:"exits,omitempty"`
 	// Unstarted says how a run whose nodes did not all start ended
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
@@ -168,6 +173,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		res.Checks[r.Name] = r
 		res.Order = append(res.Order, r.Name)
 	}
+	res.Exits = exitsOf(h, res.Expected.Exits)
 	res.compare()
 	return res, nil
 }
@@ -205,6 +211,12 @@ func (r *Results) compare() {
 		default:
 			unexpected = true
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
+		}
+	}
+	for _, x := range r.Exits {
+		if !x.Expected {
+			unexpected = true
+			r.Notes = append(r.Notes, prefix+x.line(false)+": a finding of its own, whatever the checks say (list its node in [expect] exits if the scenario means it to exit)")
 		}
 	}
 	if j.anyFailure && r.Valid == checks.True {
@@ -462,6 +474,9 @@ func (r *Results) Summary() string {
 	}
 	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
+	}
+	for _, x := range r.Exits {
+		fmt.Fprintf(&b, "  exit: %s\n", x.line(true))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", console.Printable(n))
