@@ -727,12 +727,12 @@ func (s *Scenario) validateExpect() error {
 	}
 	for i, name := range e.Exits {
 		if !clientName.MatchString(name) {
-			if err := s.node(fmt.Sprintf("expect.exits[%d]", i), name); err != nil {
+			if err := s.node("expect.exits", name); err != nil {
 				return err
 			}
 		}
 		if slices.Contains(e.Exits[:i], name) {
-			return s.errorf(fmt.Sprintf("expect.exits[%d]", i), "%q is listed twice", name)
+			return s.errorf("expect.exits", "%q is listed twice", name)
 		}
 	}
 	if e.ExpectValid() && len(e.Violations) > 0 {
