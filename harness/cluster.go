@@ -57,6 +57,9 @@ type member struct {
 	// there are any, a message due now goes through the queue too, so as
 	// not to overtake them.
 	delayed atomic.Int64
+	// unsummed counts the messages it sent to a node without a checksum
+	// while checksums are on: a node that sums nothing is warned of.
+	unsummed atomic.Int64
 
 	mu   sync.Mutex
 	proc *proc.Proc // the incarnation that takes deliveries; nil when down

@@ -102,6 +102,12 @@ func hostileAct(mode, self string, write func(string)) {
 		}
 		write(`{"src":"` + self + `","dest":"n1","body":{"type":"` + strings.Repeat("y", 10000) + `"}}`)
 		write(`{"src":"` + self + `","dest":"coup","body":{"type":"report","what":"metric","name":"done","value":"1"}}`)
+	case "chat":
+		// Send n1 three messages without a checksum, as a node written
+		// for Maelstrom does.
+		for range 3 {
+			write(`{"src":"` + self + `","dest":"n1","body":{"type":"hello"}}`)
+		}
 	case "exit":
 		// Exit on its own, as a node that throws does, saying why on
 		// stderr first.

@@ -74,6 +74,10 @@ type Results struct {
 	// Ready says when the cluster was first seen ready and which faults
 	// began before, for a run that watched it form (real servers).
 	Ready *Ready `json:"ready,omitempty"`
+	// Warnings are what a person must know to trust the run that no
+	// check judges (a node that sent no checksums while checksums were
+	// on), one sentence each; they do not change the outcome.
+	Warnings []string `json:"warnings,omitempty"`
 	// Exits are the processes that exited on their own (nodes, servers,
 	// sidecars, client processes), in the order they did: each a finding
 	// that makes the run unexpected unless the scenario expects it
@@ -174,6 +178,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		res.Order = append(res.Order, r.Name)
 	}
 	res.Exits = exitsOf(h, res.Expected.Exits)
+	res.Warnings = warningsOf(h, res.Stats.Counts)
 	res.compare()
 	return res, nil
 }
@@ -474,6 +479,9 @@ func (r *Results) Summary() string {
 	}
 	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "  WARNING: %s\n", console.Printable(w))
 	}
 	for _, x := range r.Exits {
 		fmt.Fprintf(&b, "  exit: %s\n", x.line(true))
