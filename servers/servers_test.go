@@ -45,6 +45,14 @@ func peer(args []string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if os.Getenv("COUP_TEST_PEER_EXIT") == id {
+		// Exit on its own a moment after the start, saying why first.
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			fmt.Fprintf(os.Stderr, "%s: giving up\n", id)
+			os.Exit(4)
+		}()
+	}
 	if id == leader {
 		fmt.Printf("%s leads at term 1\n", id)
 	} else {
