@@ -133,9 +133,6 @@ func twoLeaders(h *history.History) Result {
 	r.Nodes, r.Interval, r.Evidence, r.Explanation = first.Nodes, &first.Interval, first.Evidence, first.Explanation
 	if n := len(all); n > 1 {
 		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all, for %s", n, fmtDur(r.ViolationTime))
-		if long := r.Longest(); long.Length() > first.Length() {
-			r.Explanation += fmt.Sprintf(", the longest %s and %s %s", long.Nodes[0], long.Nodes[1], fmtSpan(long.Interval.From, long.Interval.To, ""))
-		}
 	}
 	return r
 }

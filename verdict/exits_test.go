@@ -103,3 +103,33 @@ func TestFaultsAndStopsAreNoExits(t *testing.T) {
 		t.Errorf("got exits %+v, exit %d; want none and 0", res.Exits, res.ExitCode)
 	}
 }
+
+// The console gives a check's first violation and, when another is
+// longer, the longest.
+func TestSummaryGivesTheFirstAndTheLongest(t *testing.T) {
+	h := &history.History{Meta: history.Meta{Scenario: "s", Algorithm: "x", Nodes: []string{"n1", "n2"}, Checks: []string{"two-leaders"}}, Ended: true}
+	ms := int64(1e6)
+	for i, e := range []history.Event{
+		{Kind: history.KindProcess, Node: "n1", What: history.ProcStart, Incarnation: 1},
+		{Kind: history.KindProcess, Node: "n2", What: history.ProcStart, Incarnation: 1},
+		{Time: 10 * ms, Kind: history.KindReport, Node: "n1", What: history.ReportLeader, Value: "n1"},
+		{Time: 100 * ms, Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n2"},
+		{Time: 200 * ms, Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n1"},
+		{Time: 400 * ms, Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n2"},
+		{Time: 700 * ms, Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n1"},
+		{Time: 1000 * ms, Kind: history.KindEnd},
+	} {
+		e.Index = int64(i + 1)
+		h.Events = append(h.Events, e)
+	}
+	res, err := Evaluate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary()
+	first := "n1 and n2 both believed they were the leader from 0.100s to 0.200s (100ms)"
+	longest := "the longest of 2 (400ms in all): n1 and n2 both believed they were the leader from 0.400s to 0.700s (300ms)"
+	if !strings.Contains(s, first) || !strings.Contains(s, longest) || strings.Index(s, first) > strings.Index(s, longest) {
+		t.Errorf("the summary does not give the first and then the longest:\n%s", s)
+	}
+}

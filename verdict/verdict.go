@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
@@ -460,6 +461,9 @@ func (r *Results) Summary() string {
 	for _, name := range r.Order {
 		c := r.Checks[name]
 		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, console.Printable(name), c.Valid, console.Printable(c.Explanation))
+		if long := c.Longest(); c.ViolationCount > 1 && long != nil && long != c.First() {
+			fmt.Fprintf(&b, "  %-*s         the longest of %d (%s in all): %s\n", width, "", c.ViolationCount, fmtNs(c.ViolationTime), console.Printable(long.Explanation))
+		}
 	}
 	if links := linksLine(r.Stats.Counts); links != "" {
 		b.WriteString(links)
@@ -539,4 +543,13 @@ func linksLine(c map[string]int64) string {
 		fmt.Fprintf(&b, "  WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it, and this run is not to be trusted\n", console.Plural(int(n), "connection", "connections"))
 	}
 	return b.String()
+}
+
+// fmtNs formats a length of history time for a sentence: "450ms".
+func fmtNs(ns int64) string {
+	d := time.Duration(ns)
+	if d >= time.Millisecond {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
 }
