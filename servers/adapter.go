@@ -157,7 +157,7 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 	r.logf("%s: client process started, pid %d", name, p.Pid())
 	a := &adapter{name: name, p: p, log: log, gone: make(chan struct{}), waits: map[int]waiter{}, next: 1}
 	a.exited = func(detail string) {
-		r.processExited(history.Event{Kind: history.KindProcess, What: history.ProcPartExit, Process: name, Detail: detail}, name+".log")
+		r.processExited(history.Event{Kind: history.KindProcess, What: history.ProcPartExit, Process: name, Node: r.hostOf(name), Detail: detail}, name+".log")
 	}
 	return a, nil
 }
