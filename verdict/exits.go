@@ -38,11 +38,17 @@ type Exit struct {
 	Expected bool `json:"expected"`
 }
 
-// exitsOf returns every exit in h, in history order, each marked expected
-// when expect names its node or process.
+// exitsOf returns every exit in h before the harness began stopping the
+// nodes (its first stop event), in history order, each marked expected
+// when expect names its node or process. An exit once the shutdown has
+// begun may be the end of the run's doing (a node that exits when its
+// peers are gone), so it is no finding.
 func exitsOf(h *history.History, expect []string) []Exit {
 	var out []Exit
 	for e := range h.All() {
+		if e.Kind == history.KindProcess && e.What == history.ProcStop {
+			break
+		}
 		if e.Kind != history.KindProcess || (e.What != history.ProcExit && e.What != history.ProcPartExit) {
 			continue
 		}

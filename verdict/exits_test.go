@@ -87,6 +87,26 @@ func TestOwnExitsMakeTheRunUnexpected(t *testing.T) {
 	}
 }
 
+// An exit once the harness has begun stopping the nodes may be the end
+// of the run's doing: no finding.
+func TestExitDuringTheShutdownIsNoFinding(t *testing.T) {
+	h := exitHistory()
+	stop := h.Events[4] // n1's stop
+	h.Events = append([]history.Event{h.Events[0], h.Events[1], stop}, h.Events[2:4]...)
+	h.Events = append(h.Events, history.Event{Kind: history.KindEnd, Time: 2_000_000_000})
+	for i := range h.Events {
+		h.Events[i].Index = int64(i + 1)
+	}
+	h.Events[2].Time = 1_000_000_000
+	res, err := Evaluate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exits) != 0 || res.ExitCode != ExitOK {
+		t.Errorf("exits %+v, exit %d; want none and 0", res.Exits, res.ExitCode)
+	}
+}
+
 // An exit the harness caused (a crash by the nemesis, a stop at the end)
 // is no finding.
 func TestFaultsAndStopsAreNoExits(t *testing.T) {
