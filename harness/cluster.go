@@ -284,7 +284,11 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		tail, _ := console.LastLines(filepath.Join(r.dir, m.name+".log"))
 		e := r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcExit, Incarnation: inc, Detail: exitDetail(state), Tail: tail})
 		for _, l := range verdict.ExitLines(&e) {
-			r.Progress(time.Duration(e.Time), "%s", l)
+			if r.stopping.Load() {
+				r.logf("%s", l)
+			} else {
+				r.Progress(time.Duration(e.Time), "%s", l)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -37,6 +38,10 @@ type run struct {
 	// checksums is the scenario's checksums setting: messages sent
 	// without a sum are counted while it is on.
 	checksums bool
+	// stopping is set once the run's end has begun: an exit from then on
+	// may be the end's doing, and is logged, not said on the console
+	// (verdict.Exit).
+	stopping atomic.Bool
 	ctx       context.Context // ends when the run is interrupted
 	dir       string
 	runID     string
@@ -247,6 +252,7 @@ func (r *run) openGate(zero func(took time.Duration)) {
 // Stop stops the workload and every process, drops what is still in
 // flight, and returns the router's counters (lifecycle.Driver).
 func (r *run) Stop() map[string]int64 {
+	r.stopping.Store(true)
 	r.clients.stop()
 	var wg sync.WaitGroup
 	for _, n := range r.names {
