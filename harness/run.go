@@ -42,10 +42,10 @@ type run struct {
 	// may be the end's doing, and is logged, not said on the console
 	// (verdict.Exit).
 	stopping atomic.Bool
-	ctx       context.Context // ends when the run is interrupted
-	dir       string
-	runID     string
-	rec       *history.Recorder
+	ctx      context.Context // ends when the run is interrupted
+	dir      string
+	runID    string
+	rec      *history.Recorder
 	// zero is when every node is up: the time origin of the history, of
 	// the scenario's times, of the nemesis and of harness.log and the
 	// console (log). It is set once, before the gate opens.
