@@ -315,6 +315,7 @@ func TestServerExitIsAFinding(t *testing.T) {
 		code   int
 	}{{"", verdict.ExitUnexpected}, {"[expect]\nexits = [\"n2\"]\n", verdict.ExitOK}} {
 		sc := peerScenarioWith(t, "", c.expect)
+		sc.Duration.D = 4 * time.Second // past the exit, 1.5s after the server's start
 		var console strings.Builder
 		res, _, err := Run(context.Background(), sc, Options{Store: t.TempDir(), Progress: &console})
 		if err != nil || res.NotStarted() {
@@ -329,5 +330,26 @@ func TestServerExitIsAFinding(t *testing.T) {
 		if !strings.Contains(console.String(), "n2 exited on its own at ") || !strings.Contains(console.String(), "| n2: giving up") {
 			t.Errorf("the console does not say n2 exited:\n%s", console.String())
 		}
+	}
+}
+
+// A sidecar that exits on its own is a finding too, and its host runs on:
+// the checks still see the node up.
+func TestSidecarExitIsAFinding(t *testing.T) {
+	t.Setenv("COUP_TEST_PEER_EXIT", "n2-side")
+	sc := hostScenario(t, "")
+	sc.Duration.D = 4 * time.Second // past the exit, 1.5s after the sidecar's start
+	res, _, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
+	if err != nil || res.NotStarted() {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if len(res.Exits) != 1 || res.Exits[0].Process != "n2 sidecar side" || res.Exits[0].Node != "n2" || res.Exits[0].Status != "exit status 4" || !strings.Contains(strings.Join(res.Exits[0].Log, "\n"), "n2-side: giving up") {
+		t.Errorf("exits %+v, want n2's sidecar's with its status and log", res.Exits)
+	}
+	if res.ExitCode != verdict.ExitUnexpected {
+		t.Errorf("exit %d, want %d: %s", res.ExitCode, verdict.ExitUnexpected, res.Summary())
+	}
+	if c := res.Checks["two-leaders"]; c.Valid != checks.True {
+		t.Errorf("two-leaders %v (%s): the host is still up, its server leading or following", c.Valid, c.Explanation)
 	}
 }

@@ -46,9 +46,10 @@ func peer(args []string) {
 		os.Exit(1)
 	}
 	if os.Getenv("COUP_TEST_PEER_EXIT") == id {
-		// Exit on its own a moment after the start, saying why first.
+		// Exit on its own well after the cluster's start (a run of
+		// such a test lasts longer than that), saying why first.
 		go func() {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(1500 * time.Millisecond)
 			fmt.Fprintf(os.Stderr, "%s: giving up\n", id)
 			os.Exit(4)
 		}()
