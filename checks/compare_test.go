@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,6 +273,22 @@ var comparisons = []comparison{
 			got += fmt.Sprintf(", first %v %v", r.Nodes, r.Interval)
 			want += fmt.Sprintf(", first %v %v", n.firstNodes, &Interval{From: n.firstFrom, To: n.firstTo})
 		}
+		// Every contested term is a violation of its own, its first two
+		// claimants named.
+		got += fmt.Sprintf(", %d violations listed of %d", len(r.Violations), r.ViolationCount)
+		want += fmt.Sprintf(", %d violations listed of %d", n.contested, n.contested)
+		for _, v := range r.Violations {
+			term := v.Evidence[0].Term
+			for _, e := range v.Evidence {
+				if e.Node == v.Nodes[1] && e.Term != nil {
+					term = e.Term
+				}
+			}
+			if c := n.contestedBy[*term]; len(c) < 2 || !slices.Equal(v.Nodes, c[:2]) {
+				got += fmt.Sprintf(", term %d's %v", *term, v.Nodes)
+				want += fmt.Sprintf(", term %d's %v", *term, c)
+			}
+		}
 		if got != want {
 			return fmt.Sprintf("got %s; naive says %s", got, want)
 		}
@@ -302,6 +319,15 @@ var comparisons = []comparison{
 				key = fmt.Sprintf("%s@%d", e.Node, e.Time)
 				break
 			}
+		}
+		over = 0
+		for _, w := range n.windows {
+			if h.Meta.StaleLeader > 0 && w > h.Meta.StaleLeader {
+				over++
+			}
+		}
+		if len(r.Violations) != over || r.ViolationCount != over || (over > 0) != (r.Valid == False) {
+			return fmt.Sprintf("got %d violations listed of %d, naive says %d windows past the bound", len(r.Violations), r.ViolationCount, over)
 		}
 		if n.windows[key] != n.longest || r.Interval == nil || n.firsts[key] != r.Interval.From || n.lasts[key] != r.Interval.To {
 			return fmt.Sprintf("the claim reported (%s, %v) is not a longest one by the naive checker: its window %d from %d to %d", key, r.Interval, n.windows[key], n.firsts[key], n.lasts[key])

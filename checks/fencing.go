@@ -42,10 +42,16 @@ func fencing(h *history.History) Result {
 		}
 		return r
 	}
+	type pair struct {
+		first, later *tokenGrant
+		what         string
+	}
+	var pairs []pair // same tokens first, then lower ones, each in the order found
 	seen := map[int64]*tokenGrant{}
 	for _, g := range grants {
 		if o, ok := seen[g.token]; ok {
-			return fencingViolation(r, o, g, "the same token")
+			pairs = append(pairs, pair{o, g, "the same token"})
+			continue
 		}
 		seen[g.token] = g
 	}
@@ -62,26 +68,49 @@ func fencing(h *history.History) Result {
 			}
 		}
 		if best != nil && g.token < best.token {
-			return fencingViolation(r, best, g, "a lower token")
+			pairs = append(pairs, pair{best, g, "a lower token"})
 		}
 	}
-	r.Valid = True
-	r.Explanation = fmt.Sprintf("every grant that began after another was known carries a higher fencing token, and no two share one (%s, tokens %d to %d)%s",
-		plural(len(grants), "grant"), minToken(grants), maxToken(grants), untokenedText(untokened))
+	if len(pairs) == 0 {
+		r.Valid = True
+		r.Explanation = fmt.Sprintf("every grant that began after another was known carries a higher fencing token, and no two share one (%s, tokens %d to %d)%s",
+			plural(len(grants), "grant"), minToken(grants), maxToken(grants), untokenedText(untokened))
+		return r
+	}
+	var list violationList
+	for _, p := range pairs {
+		list.add(grantSpan(p.first, p.later))
+	}
+	list.finish(&r, func(i int) Violation { return fencingViolation(pairs[i].first, pairs[i].later, pairs[i].what) })
+	first := r.Violations[0]
+	r.Valid = False
+	r.Nodes, r.Interval, r.Evidence, r.Explanation = first.Nodes, &first.Interval, first.Evidence, first.Explanation
+	if n := len(pairs); n > 1 {
+		r.Explanation += fmt.Sprintf("; %d pairs of grants are out of order in all", n)
+	}
 	return r
 }
 
-func fencingViolation(r Result, first, later *tokenGrant, what string) Result {
-	r.Valid = False
-	r.Explanation = fmt.Sprintf("%s's grant, invoked at %s after %s's grant (token %d) was known at %s, carries %s: %d; a resource that refuses lower tokens would refuse the later holder, and one that accepts them would let a stale holder in",
+// grantSpan is the interval of a fencing violation: from the earlier of
+// the two grants' oks to the later.
+func grantSpan(a, b *tokenGrant) Interval {
+	return Interval{From: min(a.done.Time, b.done.Time), To: max(a.done.Time, b.done.Time)}
+}
+
+// fencingViolation is two grants whose tokens are out of order: later's
+// acquire was invoked once first's grant was known and carries the same
+// token or a lower one.
+func fencingViolation(first, later *tokenGrant, what string) Violation {
+	v := Violation{Nodes: []string{first.invoke.Process, later.invoke.Process}, Interval: grantSpan(first, later)}
+	v.Explanation = fmt.Sprintf("%s's grant, invoked at %s after %s's grant (token %d) was known at %s, carries %s: %d; a resource that refuses lower tokens would refuse the later holder, and one that accepts them would let a stale holder in",
 		later.invoke.Process, fmtTime(later.invoke.Time), first.invoke.Process, first.token, fmtTime(first.done.Time), what, later.token)
 	if what == "the same token" {
-		r.Explanation = fmt.Sprintf("%s's grant (ok at %s) and %s's grant (ok at %s) carry the same fencing token %d: a resource cannot tell their writes apart",
+		v.Explanation = fmt.Sprintf("%s's grant (ok at %s) and %s's grant (ok at %s) carry the same fencing token %d: a resource cannot tell their writes apart",
 			first.invoke.Process, fmtTime(first.done.Time), later.invoke.Process, fmtTime(later.done.Time), later.token)
 	}
-	r.Evidence = []history.Event{*first.invoke, *first.done, *later.invoke, *later.done}
-	sort.Slice(r.Evidence, func(i, j int) bool { return r.Evidence[i].Index < r.Evidence[j].Index })
-	return r
+	v.Evidence = []history.Event{*first.invoke, *first.done, *later.invoke, *later.done}
+	sort.Slice(v.Evidence, func(i, j int) bool { return v.Evidence[i].Index < v.Evidence[j].Index })
+	return v
 }
 
 // grantsOf pairs each acquire's ok carrying a token with its invocation

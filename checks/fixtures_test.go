@@ -120,6 +120,12 @@ func goldenText(r Result) string {
 		line, _ := json.Marshal(e)
 		fmt.Fprintf(&b, "evidence: %s\n", line)
 	}
+	if r.ViolationCount > 0 {
+		fmt.Fprintf(&b, "violations: %d over %s\n", r.ViolationCount, fmtDur(r.ViolationTime))
+		for i, v := range r.Violations {
+			fmt.Fprintf(&b, "violation %d: %s to %s, %s, %d events: %s\n", i+1, fmtTime(v.Interval.From), fmtTime(v.Interval.To), strings.Join(v.Nodes, " "), len(v.Evidence), v.Explanation)
+		}
+	}
 	if len(r.Figures) > 0 {
 		fig, _ := json.Marshal(r.Figures)
 		fmt.Fprintf(&b, "figures: %s\n", fig)

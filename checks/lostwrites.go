@@ -123,6 +123,9 @@ func lostWrites(h *history.History) Result {
 	case lw.n[fateLost] > 0:
 		r.Valid = False
 		lw.explainLost(h, &r, f, noun, counts)
+		if n := lw.n[fateDivergent]; n > 0 {
+			r.Explanation += fmt.Sprintf("; and the replicas disagree: %s missing from some final reads and present in others", plural(n, "more acknowledged "+noun)+" "+isAre(n, "is", "are"))
+		}
 		return r
 	case len(lw.unexpected) > 0:
 		r.Valid = False
@@ -131,6 +134,11 @@ func lostWrites(h *history.History) Result {
 			u.read.describe(kv), u.text, noun, len(lw.unexpected), isAre(len(lw.unexpected), "value", "values"), counts)
 		r.Evidence = []history.Event{h.Events[u.read.invoke], h.Events[u.read.done]}
 		r.Nodes = []string{u.read.node}
+		return r
+	}
+	if lw.n[fateDivergent] > 0 {
+		r.Valid = False
+		lw.explainDivergent(h, &r, f, noun, counts)
 		return r
 	}
 	acked := lw.acked()
@@ -145,10 +153,6 @@ func lostWrites(h *history.History) Result {
 	default:
 		r.Valid = True
 		r.Explanation = fmt.Sprintf("no acknowledged %s is lost: %s", noun, counts)
-		if n := lw.n[fateDivergent]; n > 0 {
-			d := lw.divergent[0]
-			r.Explanation += fmt.Sprintf("; but the final reads disagree: %s, acknowledged at %s, is missing from some of them", d.describe(kv), fmtTime(h.Events[d.done].Time))
-		}
 	}
 	return r
 }
@@ -539,6 +543,64 @@ func (lw *lostJudgement) explainLost(h *history.History, r *Result, f *finals, n
 	}
 	sortEvents(r.Evidence)
 	r.Nodes = slices.Sorted(maps.Keys(lw.byNode))
+	r.Interval = &Interval{From: first, To: last}
+}
+
+// explainDivergent writes the sentence and evidence of a history whose
+// final reads disagree: acknowledged writes that no read lost entirely
+// but some final reads after their acknowledgement lack while others
+// have them. The replicas (or the members the reads were served by) did
+// not converge after the heal: a finding of its own, whatever else the
+// store kept. The evidence is the first such write and two final reads
+// of it, one with it and one without; the nodes are those that served a
+// final read lacking some divergent write.
+func (lw *lostJudgement) explainDivergent(h *history.History, r *Result, f *finals, noun, counts string) {
+	n := lw.n[fateDivergent]
+	w := lw.divergent[0]
+	key := int64(0)
+	if lw.kv {
+		key = w.key
+	}
+	var with, without *readOf
+	for _, at := range f.byKey[key] {
+		rd := f.list[at]
+		if rd.invoke <= w.done {
+			continue
+		}
+		switch has := slices.Contains(rd.values, w.value); {
+		case has && with == nil:
+			with = rd
+		case !has && without == nil:
+			without = rd
+		}
+	}
+	lacking := map[string]bool{}
+	for _, d := range lw.divergent {
+		k := int64(0)
+		if lw.kv {
+			k = d.key
+		}
+		for _, at := range f.byKey[k] {
+			if rd := f.list[at]; rd.invoke > d.done && !slices.Contains(rd.values, d.value) {
+				lacking[rd.node] = true
+			}
+		}
+	}
+	var named []string
+	for _, d := range lw.divergent[:min(len(lw.divergent), MaxLostNamed)] {
+		named = append(named, d.name(lw.kv))
+	}
+	list := strings.Join(named, ", ")
+	if n > len(named) {
+		list += fmt.Sprintf(" and %d more", n-len(named))
+	}
+	r.Nodes = slices.Sorted(maps.Keys(lacking))
+	r.Explanation = fmt.Sprintf("the replicas disagree: %d of %s %s missing from some final reads and present in others (at %s, those reads lack them); %s, acknowledged at %s, is in %s and missing from %s; missing from some: %s; %s",
+		n, plural(lw.acked(), "acknowledged "+noun), isAre(n, "is", "are"), joinNames(r.Nodes), w.describe(lw.kv), fmtTime(h.Events[w.done].Time),
+		with.describe(lw.kv), without.describe(lw.kv), list, counts)
+	r.Evidence = []history.Event{h.Events[w.invoke], h.Events[w.done], h.Events[with.invoke], h.Events[with.done], h.Events[without.invoke], h.Events[without.done]}
+	sortEvents(r.Evidence)
+	first, last := h.Events[lw.divergent[0].done].Time, h.Events[lw.divergent[len(lw.divergent)-1].done].Time
 	r.Interval = &Interval{From: first, To: last}
 }
 

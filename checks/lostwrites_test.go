@@ -141,9 +141,26 @@ func TestLostWritesHandMade(t *testing.T) {
 		{
 			name:    "final reads that disagree",
 			h:       base().sread("c1", "n1", []int{1, 2}, 200, 210).sread("c2", "n2", []int{1}, 211, 212).end(300).h(),
-			want:    True,
+			want:    False,
 			figures: map[string]any{"acknowledged_divergent": 1, "acknowledged_present": 1},
-			says:    []string{"the final reads disagree: c2's add of 2 at n2, acknowledged at 0.022s, is missing from some of them"},
+			says: []string{"the replicas disagree: 1 of 2 acknowledged adds is missing from some final reads and present in others (at n2, those reads lack them); " +
+				"c2's add of 2 at n2, acknowledged at 0.022s, is in c1's final read of the set at n1 and missing from c2's final read of the set at n2"},
+		},
+		{
+			name: "lost and divergent adds: the replicas' disagreement named too",
+			h: base().sadd("c3", "n3", 3, history.OpOK, 30, 32).
+				sread("c1", "n1", []int{1, 2}, 200, 210).sread("c2", "n2", []int{1}, 211, 212).end(300).h(),
+			want:    False,
+			figures: map[string]any{"acknowledged_divergent": 1, "acknowledged_lost": 1, "acknowledged_present": 1},
+			says:    []string{"1 of 3 acknowledged adds is lost", "and the replicas disagree: 1 more acknowledged add is missing from some final reads and present in others"},
+		},
+		{
+			name: "lin-kv: a key's final reads disagree",
+			h: hist("n1", "n2").starts(0, "n1", "n2").kvw("c1", "n1", 0, 5, history.OpOK, 10, 12).
+				read("c2", "n1", 0, "5", 200, 210).read("c3", "n2", 0, "null", 211, 220).end(300).h(),
+			want:    False,
+			figures: map[string]any{"acknowledged_divergent": 1, "workload": "lin-kv"},
+			says:    []string{"the replicas disagree: 1 of 1 acknowledged write is missing from some final reads and present in others (at n2, those reads lack them)", "c1's write of 5 to key 0 at n1"},
 		},
 		{
 			name: "an add acknowledged after the final read began is not judged",
@@ -520,7 +537,7 @@ func naiveLostWrites(h *history.History, bug bool) (Validity, map[string]int) {
 	switch {
 	case len(final) == 0:
 		return Unknown, n
-	case n["acknowledged_lost"] > 0 || n["unexpected"] > 0:
+	case n["acknowledged_lost"] > 0 || n["unexpected"] > 0 || n["acknowledged_divergent"] > 0:
 		return False, n
 	case n["acknowledged"] == 0 || n["acknowledged"] == n["unjudged"]:
 		return Unknown, n

@@ -101,49 +101,62 @@ func mutexCS(h *history.History) Result {
 		}
 	}
 	claims, ignored := csClaims(h)
-	first, count := overlaps(claims)
-	r := Result{Figures: map[string]any{"entries": len(claims), "overlaps": count}}
+	all := overlaps(claims)
+	r := Result{Figures: map[string]any{"entries": len(claims), "overlaps": len(all)}}
 	if ignored > 0 {
 		r.Figures["ignored_reports"] = ignored
 	}
-	if first == nil {
+	if len(all) == 0 {
 		r.Valid = True
 		r.Explanation = fmt.Sprintf("no two live nodes were in the critical section at once (%s)", entries(len(claims)))
 		return r
 	}
-	a, b := first.a, first.b
-	from, to := first.from(), first.to()
+	var list violationList
+	for _, o := range all {
+		list.add(Interval{From: o.from(), To: o.to()})
+	}
+	list.finish(&r, func(i int) Violation { return explainCS(h, all[i]) })
+	first := r.Violations[0]
 	r.Valid = False
-	r.Nodes = []string{a.node, b.node}
-	r.Interval = &Interval{From: from, To: to}
-	r.Evidence = []history.Event{*a.begin, *b.begin}
+	r.Nodes, r.Interval, r.Evidence, r.Explanation = first.Nodes, &first.Interval, first.Evidence, first.Explanation
+	if n := len(all); n > 1 {
+		r.Explanation += fmt.Sprintf("; %d pairs of entries overlap in all, for %s", n, fmtDur(r.ViolationTime))
+	}
+	return r
+}
+
+// explainCS is one overlap of two nodes' stays in the critical section as
+// a violation: both enter reports and the event that ended the overlap as
+// evidence, and how it came about.
+func explainCS(h *history.History, o overlap) Violation {
+	a, b := o.a, o.b
+	from, to := o.from(), o.to()
+	v := Violation{Nodes: []string{a.node, b.node}, Interval: Interval{From: from, To: to}}
+	v.Evidence = []history.Event{*a.begin, *b.begin}
 	ender := a
 	if b.to < a.to {
 		ender = b
 	}
 	until := fmtTime(to)
 	if ender.end != nil {
-		r.Evidence = append(r.Evidence, *ender.end)
+		v.Evidence = append(v.Evidence, *ender.end)
 	} else {
 		until = "the end of the history at " + until
 	}
-	sortEvents(r.Evidence)
+	sortEvents(v.Evidence)
 	state := "still live"
 	if p, end := pausedDuring(h, a, from, to); p != nil {
 		state = "still live (" + pauseText(p, end) + ")"
 	}
-	r.Explanation = fmt.Sprintf("%s and %s were both in the critical section %s: ",
+	v.Explanation = fmt.Sprintf("%s and %s were both in the critical section %s: ",
 		a.node, b.node, fmtSpan(from, to, until))
 	if a.from == b.from {
-		r.Explanation += fmt.Sprintf("both entered at %s", fmtTime(b.from))
+		v.Explanation += fmt.Sprintf("both entered at %s", fmtTime(b.from))
 	} else {
-		r.Explanation += fmt.Sprintf("%s entered at %s while %s, %s, had been inside since %s",
+		v.Explanation += fmt.Sprintf("%s entered at %s while %s, %s, had been inside since %s",
 			b.node, fmtTime(b.from), a.node, state, fmtTime(a.from))
 	}
-	if count > 1 {
-		r.Explanation += fmt.Sprintf("; %d pairs of entries overlap in all", count)
-	}
-	return r
+	return v
 }
 
 // entries returns "1 entry", "2 entries".

@@ -662,6 +662,14 @@ func naiveOneLeaderPerTerm(h *history.History, bug bool) nterms {
 		latest[fmt.Sprint(key, "/", t)] = e.Time
 	}
 	out.terms = len(claimants)
+	out.contestedBy = map[int64][]string{}
+	for t, keys := range claimants {
+		if len(keys) >= 2 {
+			for _, k := range keys {
+				out.contestedBy[t] = append(out.contestedBy[t], strings.Split(k, "#")[0])
+			}
+		}
+	}
 	switch {
 	case !naiveTermed(h):
 		out.valid = Unknown

@@ -26,7 +26,8 @@ func oneLeaderPerTerm(h *history.History) Result {
 	// latest claim of it; contested marks the terms claimed by two or more.
 	holder := map[int64]*termClaim{}
 	contested := map[int64]bool{}
-	var first, second *termClaim
+	type pair struct{ a, b *termClaim }
+	var pairs []pair // the first two claimants of each contested term, in the order found
 	for _, c := range claims {
 		if c.term == nil {
 			continue
@@ -40,15 +41,13 @@ func oneLeaderPerTerm(h *history.History) Result {
 			}
 		case !contested[t]:
 			contested[t] = true
-			if first == nil {
-				first, second = h, c
-			}
+			pairs = append(pairs, pair{h, c})
 		}
 	}
 	r.Figures["terms"] = len(holder)
 	r.Figures["contested_terms"] = len(contested)
 	unjudged := unjudgedText(untermed)
-	if first == nil {
+	if len(pairs) == 0 {
 		r.Valid = True
 		named := ""
 		if len(holder) > 0 {
@@ -58,27 +57,38 @@ func oneLeaderPerTerm(h *history.History) Result {
 			plural(termedClaims, "claim"), plural(len(holder), "term"), named, unjudged)
 		return r
 	}
-	a, b := first, second
-	r.Valid = False
-	r.Nodes = []string{a.node, b.node}
-	r.Interval = &Interval{From: a.from, To: b.from}
-	r.Evidence = []history.Event{*a.begin, *b.begin}
-	standing := fmt.Sprintf("while %s's claim still stood", a.node)
-	if a.to <= b.from {
-		standing = fmt.Sprintf("after %s's claim had ended", a.node)
-		if a.end != nil {
-			standing += " when " + claimEnd(a)
-			r.Evidence = append(r.Evidence, *a.end)
-		}
+	var list violationList
+	for _, p := range pairs {
+		list.add(Interval{From: p.a.from, To: p.b.from})
 	}
-	sortEvents(r.Evidence)
-	r.Explanation = fmt.Sprintf("%s and %s both claimed leadership in term %d: %s claimed it at %s%s, and %s claimed it at %s%s, %s",
-		a.node, b.node, *a.term, a.node, fmtTime(a.from), restartContext(&a.claim), b.node, fmtTime(b.from), restartContext(&b.claim), standing)
+	list.finish(&r, func(i int) Violation { return explainTermPair(pairs[i].a, pairs[i].b) })
+	first := r.Violations[0]
+	r.Valid = False
+	r.Nodes, r.Interval, r.Evidence, r.Explanation = first.Nodes, &first.Interval, first.Evidence, first.Explanation
 	if n := len(contested); n > 1 {
 		r.Explanation += fmt.Sprintf("; %d terms had more than one claimant in all", n)
 	}
 	r.Explanation += unjudged
 	return r
+}
+
+// explainTermPair is a term's first two claimants as a violation: a
+// claimed it first, b then. Its interval runs from a's claim to b's.
+func explainTermPair(a, b *termClaim) Violation {
+	v := Violation{Nodes: []string{a.node, b.node}, Interval: Interval{From: a.from, To: b.from}}
+	v.Evidence = []history.Event{*a.begin, *b.begin}
+	standing := fmt.Sprintf("while %s's claim still stood", a.node)
+	if a.to <= b.from {
+		standing = fmt.Sprintf("after %s's claim had ended", a.node)
+		if a.end != nil {
+			standing += " when " + claimEnd(a)
+			v.Evidence = append(v.Evidence, *a.end)
+		}
+	}
+	sortEvents(v.Evidence)
+	v.Explanation = fmt.Sprintf("%s and %s both claimed leadership in term %d: %s claimed it at %s%s, and %s claimed it at %s%s, %s",
+		a.node, b.node, *a.term, a.node, fmtTime(a.from), restartContext(&a.claim), b.node, fmtTime(b.from), restartContext(&b.claim), standing)
+	return v
 }
 
 // restartContext says, in parentheses, that a claimant had been restarted

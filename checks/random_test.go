@@ -119,6 +119,54 @@ func naiveOverlaps(claims []nclaim) (count int, first *Interval, nodes []string)
 	return count, first, nodes
 }
 
+// naiveOverlapList is every overlapping pair of claims, in the order of
+// the later claim and then of the earlier, with its interval and nodes.
+func naiveOverlapList(claims []nclaim) (ivs []Interval, nodes [][]string) {
+	for j := range claims {
+		for i := range j {
+			a, b := claims[i], claims[j]
+			if max(a.from, b.from) >= min(a.to, b.to) {
+				continue
+			}
+			ivs = append(ivs, Interval{From: b.from, To: min(a.to, b.to)})
+			nodes = append(nodes, []string{a.node, b.node})
+		}
+	}
+	return ivs, nodes
+}
+
+// naiveTwoLeaderTime samples the state between every two successive
+// distinct times and adds up the spans in which two nodes claim.
+func naiveTwoLeaderTime(h *history.History) int64 {
+	var total int64
+	for k := 1; k < len(h.Events); k++ {
+		t, next := h.Events[k-1].Time, h.Events[k].Time
+		if next > t && naiveClaimers(naiveReplay(h, k)) >= 2 {
+			total += next - t
+		}
+	}
+	if n := len(h.Events); n > 0 && naiveClaimers(naiveReplay(h, n)) >= 2 {
+		total += h.End() - h.Events[n-1].Time
+	}
+	return total
+}
+
+// compareViolations compares a result's violations with the naive list.
+func compareViolations(r Result, ivs []Interval, nodes [][]string, total int64) string {
+	if r.ViolationCount != len(ivs) || r.ViolationTime != total {
+		return fmt.Sprintf("violations: got %d over %d, want %d over %d", r.ViolationCount, r.ViolationTime, len(ivs), total)
+	}
+	if len(r.Violations) != min(len(ivs), MaxViolations) {
+		return fmt.Sprintf("listed: got %d, want %d", len(r.Violations), len(ivs))
+	}
+	for i, v := range r.Violations {
+		if v.Interval != ivs[i] || !slices.Equal(v.Nodes, nodes[i]) || len(v.Evidence) < 2 || v.Explanation == "" {
+			return fmt.Sprintf("violation %d: got %v %v with %d events of evidence, want %v %v", i, v.Interval, v.Nodes, len(v.Evidence), ivs[i], nodes[i])
+		}
+	}
+	return ""
+}
+
 // compareTwoLeaders returns a description of how the fast check and the
 // naive one disagree on h, or "" if they agree.
 func compareTwoLeaders(h *history.History) string {
@@ -140,6 +188,12 @@ func compareTwoLeaders(h *history.History) string {
 		return fmt.Sprintf("verdict: got %v (%s), want invalid=%v", r.Valid, r.Explanation, invalid)
 	case r.Figures["overlaps"] != count:
 		return fmt.Sprintf("overlaps: got %v, want %d", r.Figures["overlaps"], count)
+	}
+	ivs, pairs := naiveOverlapList(naiveClaimList(h))
+	if diff := compareViolations(r, ivs, pairs, naiveTwoLeaderTime(h)); diff != "" {
+		return diff
+	}
+	switch {
 	case !invalid:
 		return ""
 	case first.From != from:

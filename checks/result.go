@@ -18,6 +18,16 @@ type Result struct {
 	// Evidence is the smallest set of events that shows the verdict, in
 	// history order.
 	Evidence []history.Event `json:"evidence,omitempty"`
+	// Violations are every violation a check with intervals found, each
+	// with its own nodes, interval, evidence and sentence, in the order
+	// they began (at most MaxViolations, the longest kept among them);
+	// the fields above are the first's. ViolationCount counts them all,
+	// listed or not, and ViolationTime is the time, in nanoseconds, at
+	// least one of them covered. Empty when the check found none, or
+	// has no intervals.
+	Violations     []Violation `json:"violations,omitempty"`
+	ViolationCount int         `json:"violation_count,omitempty"`
+	ViolationTime  int64       `json:"violation_time_ns,omitempty"`
 	// Figures are optional numbers, such as counts, keyed by snake_case names.
 	Figures map[string]any `json:"figures,omitempty"`
 	// Files are documents the check made for people, such as a

@@ -99,7 +99,8 @@ func staleLeader(h *history.History) Result {
 	}
 	var longest *staleness
 	stale, over := 0, 0
-	for _, s := range staleWindows(claims) {
+	all := staleWindows(claims)
+	for _, s := range all {
 		if s.window == 0 {
 			continue
 		}
@@ -128,48 +129,27 @@ func staleLeader(h *history.History) Result {
 		return r
 	}
 	r.Figures["longest_ns"] = longest.window
-	a, first, last := longest.c, longest.first, longest.last
-	r.Nodes = []string{a.node, first.node}
-	r.Interval = &Interval{From: longest.from, To: longest.to}
-	r.Evidence = []history.Event{*a.begin, *first.begin}
-	if last != first {
-		r.Evidence = append(r.Evidence, *last.begin)
-		if last.node != first.node {
-			r.Nodes = append(r.Nodes, last.node)
-		}
-	}
-	var ended string
-	switch {
-	case a.to == longest.to && a.end != nil:
-		ended = claimEnd(a)
-		r.Evidence = append(r.Evidence, *a.end)
-	case last.to == longest.to && last.end != nil:
-		ended = claimEnd(last)
-		r.Evidence = append(r.Evidence, *last.end)
-	}
-	sortEvents(r.Evidence)
-	r.Evidence = slices.CompactFunc(r.Evidence, func(x, y history.Event) bool { return x.Index == y.Index })
-
-	span := fmtSpan(longest.from, longest.to, "")
-	if longest.window != longest.to-longest.from {
-		span = fmt.Sprintf("for %s in all between %s and %s", fmtDur(longest.window), fmtTime(longest.from), fmtTime(longest.to))
-	}
-	r.Explanation = fmt.Sprintf("the longest stale-leader window is %s: %s claimed leadership in term %d at %s%s and still claimed it %s while %s, live, claimed the higher term %d (claimed at %s)",
-		fmtDur(longest.window), a.node, *a.term, fmtTime(a.from), restartContext(&a.claim), span, first.node, *first.term, fmtTime(first.from))
-	if last != first {
-		r.Explanation += fmt.Sprintf(", and later %s term %d (claimed at %s)", last.node, *last.term, fmtTime(last.from))
-	}
-	if ended != "" {
-		r.Explanation += "; the window ended when " + ended
-	} else {
-		r.Explanation += "; both claims still stood when the history ended"
-	}
+	v := explainStale(longest)
+	r.Nodes, r.Interval, r.Evidence = v.Nodes, &v.Interval, v.Evidence
+	r.Explanation = "the longest stale-leader window is " + v.Explanation
 	if stale > 1 {
 		r.Explanation += fmt.Sprintf("; %d of %s were stale at some time", stale, plural(termedClaims, "claim"))
 	}
 	switch {
 	case bound > 0 && over > 0:
 		r.Valid = False
+		var windows []*staleness // those past the bound, in the order they began
+		for _, s := range all {
+			if s.window > bound {
+				windows = append(windows, s)
+			}
+		}
+		slices.SortStableFunc(windows, func(x, y *staleness) int { return cmp.Compare(x.from, y.from) })
+		var list violationList
+		for _, s := range windows {
+			list.add(Interval{From: s.from, To: s.to})
+		}
+		list.finish(&r, func(i int) Violation { return explainStale(windows[i]) })
 		r.Explanation = fmt.Sprintf("%s; this exceeds the %s bound ([checks] stale_leader in the scenario)", r.Explanation, fmtDur(bound))
 		if over > 1 {
 			r.Explanation += fmt.Sprintf(", as %d windows do in all", over)
@@ -180,4 +160,47 @@ func staleLeader(h *history.History) Result {
 	}
 	r.Explanation += unjudged
 	return r
+}
+
+// explainStale is one claim's stale-leader window as a violation: the
+// claim, the higher claims that stood at its first and last instants, and
+// the event that ended it as evidence; the sentence begins with the
+// window's length ("40ms: n1 claimed …").
+func explainStale(w *staleness) Violation {
+	a, first, last := w.c, w.first, w.last
+	v := Violation{Nodes: []string{a.node, first.node}, Interval: Interval{From: w.from, To: w.to}}
+	v.Evidence = []history.Event{*a.begin, *first.begin}
+	if last != first {
+		v.Evidence = append(v.Evidence, *last.begin)
+		if last.node != first.node {
+			v.Nodes = append(v.Nodes, last.node)
+		}
+	}
+	var ended string
+	switch {
+	case a.to == w.to && a.end != nil:
+		ended = claimEnd(a)
+		v.Evidence = append(v.Evidence, *a.end)
+	case last.to == w.to && last.end != nil:
+		ended = claimEnd(last)
+		v.Evidence = append(v.Evidence, *last.end)
+	}
+	sortEvents(v.Evidence)
+	v.Evidence = slices.CompactFunc(v.Evidence, func(x, y history.Event) bool { return x.Index == y.Index })
+
+	span := fmtSpan(w.from, w.to, "")
+	if w.window != w.to-w.from {
+		span = fmt.Sprintf("for %s in all between %s and %s", fmtDur(w.window), fmtTime(w.from), fmtTime(w.to))
+	}
+	v.Explanation = fmt.Sprintf("%s: %s claimed leadership in term %d at %s%s and still claimed it %s while %s, live, claimed the higher term %d (claimed at %s)",
+		fmtDur(w.window), a.node, *a.term, fmtTime(a.from), restartContext(&a.claim), span, first.node, *first.term, fmtTime(first.from))
+	if last != first {
+		v.Explanation += fmt.Sprintf(", and later %s term %d (claimed at %s)", last.node, *last.term, fmtTime(last.from))
+	}
+	if ended != "" {
+		v.Explanation += "; the window ended when " + ended
+	} else {
+		v.Explanation += "; both claims still stood when the history ended"
+	}
+	return v
 }

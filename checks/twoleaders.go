@@ -1,8 +1,10 @@
 package checks
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/coupharness/coup/history"
@@ -60,14 +62,17 @@ type overlap struct {
 func (o overlap) from() int64 { return o.b.from }
 func (o overlap) to() int64   { return min(o.a.to, o.b.to) }
 
-// overlaps returns the first overlap (the one that begins earliest) and the
-// number of overlapping pairs of claims. Claims that touch (one ends when
-// the other begins) do not overlap. claims must be in the order they began.
-// It sweeps once, keeping the claims still open in a heap ordered by end;
-// since a node has at most one open claim, the heap holds at most one claim
-// per node.
-func overlaps(claims []*claim) (first *overlap, count int) {
+// overlaps returns every overlap, in the order their later claims began,
+// and among those with the same later claim in the order the earlier ones
+// began: the first is the one that begins earliest, paired with the
+// earliest claim it overlaps. Claims that touch (one ends when the other
+// begins) do not overlap. claims must be in the order they began. It
+// sweeps once, keeping the claims still open in a heap ordered by end;
+// since a node has at most one open claim, the heap holds at most one
+// claim per node.
+func overlaps(claims []*claim) []overlap {
 	var open byEnd
+	var out []overlap
 	for _, b := range claims {
 		for len(open) > 0 && open[0].to <= b.from {
 			heap.Pop(&open)
@@ -75,16 +80,18 @@ func overlaps(claims []*claim) (first *overlap, count int) {
 		if b.to <= b.from {
 			continue // an instant: it overlaps nothing
 		}
-		count += len(open)
-		if first == nil && len(open) > 0 {
-			// Exactly one claim is open here: two open claims would both
-			// contain the instant just after b.from, so they would overlap
-			// each other, and that overlap would have been found first.
-			first = &overlap{a: open[0], b: b}
+		if len(open) > 0 {
+			// Every claim still open contains the instant just after
+			// b.from, so each overlaps b.
+			from := len(out)
+			for _, a := range open {
+				out = append(out, overlap{a: a, b: b})
+			}
+			slices.SortFunc(out[from:], func(x, y overlap) int { return cmp.Compare(x.a.at, y.a.at) })
 		}
 		heap.Push(&open, b)
 	}
-	return first, count
+	return out
 }
 
 // byEnd is a min-heap of claims by end time.
@@ -102,58 +109,71 @@ func (q *byEnd) Pop() any {
 }
 
 // twoLeaders: at no instant do two live nodes each believe they are the
-// leader.
+// leader. Every overlap is a violation; the result's own fields are the
+// first's.
 func twoLeaders(h *history.History) Result {
 	claims, ignored := claimsOf(h)
-	first, count := overlaps(claims)
-	r := Result{Figures: map[string]any{"claims": len(claims), "overlaps": count}}
+	all := overlaps(claims)
+	r := Result{Figures: map[string]any{"claims": len(claims), "overlaps": len(all)}}
 	if ignored > 0 {
 		r.Figures["ignored_reports"] = ignored
 	}
-	if first == nil {
+	if len(all) == 0 {
 		r.Valid = True
 		r.Explanation = fmt.Sprintf("no two live nodes believed they were the leader at once (%s of leadership)", plural(len(claims), "claim"))
 		return r
 	}
-	a, b := first.a, first.b
-	from, to := first.from(), first.to()
+	var list violationList
+	for _, o := range all {
+		list.add(Interval{From: o.from(), To: o.to()})
+	}
+	list.finish(&r, func(i int) Violation { return explainOverlap(h, all[i]) })
+	first := r.Violations[0]
 	r.Valid = False
-	r.Nodes = []string{a.node, b.node}
-	r.Interval = &Interval{From: from, To: to}
-	r.Evidence = []history.Event{*a.begin, *b.begin}
+	r.Nodes, r.Interval, r.Evidence, r.Explanation = first.Nodes, &first.Interval, first.Evidence, first.Explanation
+	if n := len(all); n > 1 {
+		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all, for %s", n, fmtDur(r.ViolationTime))
+	}
+	return r
+}
+
+// explainOverlap is one overlap of two claims as a violation: both claims'
+// reports and the event that ended the overlap as evidence, with the
+// terms the claims were in, and a sentence saying how it came about.
+func explainOverlap(h *history.History, o overlap) Violation {
+	a, b := o.a, o.b
+	from, to := o.from(), o.to()
+	v := Violation{Nodes: []string{a.node, b.node}, Interval: Interval{From: from, To: to}}
+	v.Evidence = []history.Event{*a.begin, *b.begin}
 	ender := a
 	if b.to < a.to {
 		ender = b
 	}
-	until := fmtTime(to)
 	if ender.end != nil {
-		r.Evidence = append(r.Evidence, *ender.end)
+		v.Evidence = append(v.Evidence, *ender.end)
 	}
-	sortEvents(r.Evidence)
-
-	r.Explanation = fmt.Sprintf("%s and %s both believed they were the leader %s: ",
-		a.node, b.node, fmtSpan(from, to, until))
+	v.Explanation = fmt.Sprintf("%s and %s both believed they were the leader %s: ",
+		a.node, b.node, fmtSpan(from, to, ""))
 	if a.from == b.from {
-		r.Explanation += fmt.Sprintf("%s%s and %s%s both claimed leadership at %s",
+		v.Explanation += fmt.Sprintf("%s%s and %s%s both claimed leadership at %s",
 			a.node, claimContext(h, a, from, to), b.node, claimContext(h, b, from, to), fmtTime(b.from))
 	} else {
-		r.Explanation += fmt.Sprintf("%s claimed leadership at %s%s, and %s claimed it at %s%s while %s's claim still stood",
+		v.Explanation += fmt.Sprintf("%s claimed leadership at %s%s, and %s claimed it at %s%s while %s's claim still stood",
 			a.node, fmtTime(a.from), claimContext(h, a, from, to), b.node, fmtTime(b.from), claimContext(h, b, from, to), a.node)
 	}
-	r.Explanation += overlapEnd(ender)
-	if ta, tb := termAt(h, a, from), termAt(h, b, from); ta != nil || tb != nil {
-		r.Explanation += termsText(a.node, b.node, ta, tb)
-		for _, e := range []*history.Event{ta, tb} {
-			if e != nil && e != a.begin && e != b.begin {
-				r.Evidence = append(r.Evidence, *e)
+	v.Explanation += overlapEnd(ender)
+	ta, tb := claimTerm(h, a, from, to), claimTerm(h, b, from, to)
+	if ta.report != nil || tb.report != nil {
+		v.Explanation += termsText(a.node, b.node, ta, tb)
+		for _, t := range []claimedTerm{ta, tb} {
+			if t.report != nil && t.report != a.begin && t.report != b.begin {
+				v.Evidence = append(v.Evidence, *t.report)
 			}
 		}
-		sortEvents(r.Evidence)
 	}
-	if count > 1 {
-		r.Explanation += fmt.Sprintf("; %d pairs of claims overlap in all", count)
-	}
-	return r
+	sortEvents(v.Evidence)
+	v.Evidence = slices.CompactFunc(v.Evidence, func(x, y history.Event) bool { return x.Index == y.Index })
+	return v
 }
 
 // claimContext says, in parentheses, what a reader needs to see why a node
@@ -228,37 +248,86 @@ func pausedDuring(h *history.History, c *claim, from, to int64) (pause, end *his
 	return p, nil
 }
 
-// termAt returns the leader report that set the term of c's claim in force
-// at t (its last leader report at or before t, from the one that began the
-// claim on), or nil if that report gives no term. c must stand at t.
-func termAt(h *history.History, c *claim, t int64) *history.Event {
+// claimedTerm is the term a claim was in during an overlap, as the
+// claim's own leader reports give it: report is the report that set it
+// (nil when the claim gave no term up to the overlap's end), and late is
+// true when the claim gave no term at the overlap's start and report is
+// the first one after it that did, and after true when that came only
+// once the overlap had ended.
+type claimedTerm struct {
+	report      *history.Event
+	late, after bool
+}
+
+// claimTerm returns the term of c's claim during (from, to): that of its
+// last leader report at or before from (from the one that began the claim
+// on), or, when that report gives no term, that of the first report of
+// the claim after from that gives one (within the overlap or after it).
+// So a claim whose term came only after the overlap began is named with
+// that term, as the term checks, which cut claims by term, name it too.
+// c must stand at from.
+func claimTerm(h *history.History, c *claim, from, to int64) claimedTerm {
 	var last *history.Event
-	for i := c.at; i < len(h.Events) && h.Events[i].Time <= t; i++ {
-		e := &h.Events[i]
-		if e.Kind == history.KindReport && e.What == history.ReportLeader && e.Node == c.node {
+	i := c.at
+	for ; i < len(h.Events) && h.Events[i].Time <= from; i++ {
+		if e := &h.Events[i]; isLeaderReport(e, c.node) {
 			last = e
 		}
 	}
-	if last == nil || last.Term == nil {
-		return nil
+	if last != nil && last.Term != nil {
+		return claimedTerm{report: last}
 	}
-	return last
+	for ; i < len(h.Events); i++ {
+		if e := &h.Events[i]; e == c.end {
+			break
+		} else if isLeaderReport(e, c.node) && e.Term != nil {
+			return claimedTerm{report: e, late: true, after: e.Time >= to}
+		}
+	}
+	return claimedTerm{}
+}
+
+// isLeaderReport reports whether e is a leader report of node.
+func isLeaderReport(e *history.Event, node string) bool {
+	return e.Kind == history.KindReport && e.What == history.ReportLeader && e.Node == node
+}
+
+// text names a claimed term for a sentence: "claimed term 3", "gave no
+// term until 1.250s, then term 3", "gave no term".
+func (t claimedTerm) text() string {
+	switch {
+	case t.report == nil:
+		return "gave no term"
+	case t.after:
+		return fmt.Sprintf("gave no term until %s, after the overlap, then term %d", fmtTime(t.report.Time), *t.report.Term)
+	case t.late:
+		return fmt.Sprintf("gave no term until %s, then term %d", fmtTime(t.report.Time), *t.report.Term)
+	}
+	return fmt.Sprintf("claimed term %d", *t.report.Term)
 }
 
 // termsText says which terms two overlapping claims were in, and so
 // whether the overlap is a stale leader or two leaders in one term.
-func termsText(a, b string, ea, eb *history.Event) string {
-	switch {
-	case ea == nil:
-		return fmt.Sprintf("; %s claimed term %d and %s gave no term", b, *eb.Term, a)
-	case eb == nil:
-		return fmt.Sprintf("; %s claimed term %d and %s gave no term", a, *ea.Term, b)
-	case *ea.Term == *eb.Term:
+func termsText(a, b string, ta, tb claimedTerm) string {
+	if ta.report == nil || tb.report == nil {
+		if ta.report == nil {
+			a, b, ta, tb = b, a, tb, ta
+		}
+		return fmt.Sprintf("; %s %s and %s %s", a, ta.text(), b, tb.text())
+	}
+	ea, eb := ta.report, tb.report
+	if *ea.Term == *eb.Term {
+		if ta.late || tb.late {
+			return fmt.Sprintf("; %s %s and %s %s: two leaders in one term, which one-leader-per-term forbids", a, ta.text(), b, tb.text())
+		}
 		return fmt.Sprintf("; both claimed term %d: two leaders in one term, which one-leader-per-term forbids", *ea.Term)
 	}
-	old, nw, to, tn := a, b, *ea.Term, *eb.Term
-	if to > tn {
-		old, nw, to, tn = b, a, tn, to
+	old, nw, to, tn := a, b, ta, tb
+	if *ea.Term > *eb.Term {
+		old, nw, to, tn = b, a, tb, ta
 	}
-	return fmt.Sprintf("; %s claimed term %d and %s the higher term %d: %s was a stale leader, which one-leader-per-term allows and stale-leader measures", old, to, nw, tn, old)
+	if !to.late && !tn.late {
+		return fmt.Sprintf("; %s claimed term %d and %s the higher term %d: %s was a stale leader, which one-leader-per-term allows and stale-leader measures", old, *to.report.Term, nw, *tn.report.Term, old)
+	}
+	return fmt.Sprintf("; %s %s and %s %s, a higher one: %s was a stale leader, which one-leader-per-term allows and stale-leader measures", old, to.text(), nw, tn.text(), old)
 }

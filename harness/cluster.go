@@ -14,11 +14,13 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/clockfault"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/nodes/wire"
+	"github.com/coupharness/coup/verdict"
 )
 
 // PauseTimeout bounds how long a pause waits for the stopped node's output
@@ -55,6 +57,9 @@ type member struct {
 	// there are any, a message due now goes through the queue too, so as
 	// not to overtake them.
 	delayed atomic.Int64
+	// unsummed counts the messages it sent to a node without a checksum
+	// while checksums are on: a node that sums nothing is warned of.
+	unsummed atomic.Int64
 
 	mu   sync.Mutex
 	proc *proc.Proc // the incarnation that takes deliveries; nil when down
@@ -273,7 +278,18 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 	}
 	m.mu.Unlock()
 	if ending == "" && up {
-		r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcExit, Incarnation: inc, Detail: exitDetail(state)})
+		// No fault and no end of run ended it: a finding, said at once
+		// with the end of its log (the child wrote it directly, so it
+		// is whole once the process has been waited for).
+		tail, _ := console.LastLines(filepath.Join(r.dir, m.name+".log"))
+		e := r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcExit, Incarnation: inc, Detail: exitDetail(state), Tail: tail})
+		for _, l := range verdict.ExitLines(&e) {
+			if r.stopping.Load() {
+				r.logf("%s", l)
+			} else {
+				r.Progress(time.Duration(e.Time), "%s", l)
+			}
+		}
 	}
 }
 

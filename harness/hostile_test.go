@@ -102,6 +102,18 @@ func hostileAct(mode, self string, write func(string)) {
 		}
 		write(`{"src":"` + self + `","dest":"n1","body":{"type":"` + strings.Repeat("y", 10000) + `"}}`)
 		write(`{"src":"` + self + `","dest":"coup","body":{"type":"report","what":"metric","name":"done","value":"1"}}`)
+	case "chat":
+		// Send n1 three messages without a checksum, as a node written
+		// for Maelstrom does.
+		for range 3 {
+			write(`{"src":"` + self + `","dest":"n1","body":{"type":"hello"}}`)
+		}
+	case "exit":
+		// Exit on its own, as a node that throws does, saying why on
+		// stderr first.
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "about to exit: boom")
+		os.Exit(3)
 	case "forge":
 		// Answer client c1's first requests in n1's place, as c1 (a
 		// guessed in_reply_to), and write to a client and a node that do

@@ -81,6 +81,8 @@ func (r *run) route(from string, line []byte, wk *wakes) {
 			env := wire.Envelope{ID: raw.ID, Src: from, Dest: m.name, Body: raw.Body}
 			if len(raw.Sum) > 0 {
 				env.Sum = string(raw.Sum)
+			} else if r.checksums {
+				r.members[from].unsummed.Add(1) // one map look-up, for an unsummed message only
 			}
 			r.router.sendTyped(env, raw.Type, wk)
 			return
@@ -100,6 +102,9 @@ func (r *run) route(from string, line []byte, wk *wakes) {
 		r.report(from, env.Body)
 	case m != nil:
 		env.Dest = m.name
+		if env.Sum == "" && r.checksums {
+			r.members[from].unsummed.Add(1)
+		}
 		r.router.send(env, typ, wk)
 	default:
 		r.clients.reply(from, env)

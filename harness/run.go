@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -32,12 +33,19 @@ type Options struct {
 
 // run is one run of a scenario.
 type run struct {
-	sc    *scenario.Scenario
-	opts  Options
-	ctx   context.Context // ends when the run is interrupted
-	dir   string
-	runID string
-	rec   *history.Recorder
+	sc   *scenario.Scenario
+	opts Options
+	// checksums is the scenario's checksums setting: messages sent
+	// without a sum are counted while it is on.
+	checksums bool
+	// stopping is set once the run's end has begun: an exit from then on
+	// may be the end's doing, and is logged, not said on the console
+	// (verdict.Exit).
+	stopping atomic.Bool
+	ctx      context.Context // ends when the run is interrupted
+	dir      string
+	runID    string
+	rec      *history.Recorder
 	// zero is when every node is up: the time origin of the history, of
 	// the scenario's times, of the nemesis and of harness.log and the
 	// console (log). It is set once, before the gate opens.
@@ -92,7 +100,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 // newRun builds the pipe driver of a run over its store folder's files,
 // and the run's lifecycle.
 func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
-	r := &run{sc: sc, opts: opts, dir: f.Dir, runID: newRunID(), members: map[string]*member{}, gate: make(chan struct{})}
+	r := &run{sc: sc, opts: opts, dir: f.Dir, runID: newRunID(), members: map[string]*member{}, gate: make(chan struct{}), checksums: sc.ChecksumsOn()}
 	r.log = f.NewLog(opts.Progress)
 	// The recorder keeps nothing: whatever the nodes send, the run's memory
 	// does not grow with its history. The history is read back from the
@@ -244,6 +252,7 @@ func (r *run) openGate(zero func(took time.Duration)) {
 // Stop stops the workload and every process, drops what is still in
 // flight, and returns the router's counters (lifecycle.Driver).
 func (r *run) Stop() map[string]int64 {
+	r.stopping.Store(true)
 	r.clients.stop()
 	var wg sync.WaitGroup
 	for _, n := range r.names {
@@ -280,6 +289,11 @@ func (rt *router) snapshot() map[string]int64 {
 	}
 	for t, v := range rt.sentBy {
 		out[history.CountSent+"."+t] = v
+	}
+	for name, m := range rt.r.members {
+		if n := m.unsummed.Load(); n > 0 {
+			out[history.CountUnsummed+"."+name] = n
+		}
 	}
 	return out
 }

@@ -22,6 +22,10 @@ const (
 	CountFaultsSkipped = "faults.skipped"
 	// CountRefused counts everything refused from nodes.
 	CountRefused = "refused"
+	// CountUnsummed, followed by "." and a node's name, counts the
+	// messages that node sent another without a checksum while
+	// checksums were on (pipe driver).
+	CountUnsummed = "messages.unsummed"
 	// The server driver's links: connections through its proxies, those
 	// reset by a fault (a refused link, a loss held too long), those
 	// refused at connect, those reset because no node could be found to

@@ -93,6 +93,8 @@ func keyBit(k string) uint32 {
 		return 1 << 24
 	case "served":
 		return 1 << 25
+	case "tail":
+		return 1 << 26
 	}
 	return 0
 }
@@ -100,7 +102,7 @@ func keyBit(k string) uint32 {
 // eventKeys are the keys keyBit knows.
 var eventKeys = []string{"i", "t", "kind", "node", "what", "value", "name", "term", "incarnation", "detail",
 	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts", "token",
-	"host", "served"}
+	"host", "served", "tail"}
 
 func (d *decoder) fast(b []byte, e *Event) bool {
 	s := jsonscan.Scanner{B: b}
@@ -188,11 +190,15 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 			e.Token = &token
 		}
 		return true
-	case "nodes":
+	case "nodes", "tail":
 		if !s.Eat('[') {
 			return false
 		}
-		e.Nodes = []string{}
+		list := &e.Nodes
+		if key == "tail" {
+			list = &e.Tail
+		}
+		*list = []string{}
 		s.WS()
 		if s.Eat(']') {
 			return true
@@ -203,7 +209,7 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 			if !ok {
 				return false
 			}
-			e.Nodes = append(e.Nodes, v)
+			*list = append(*list, v)
 			s.WS()
 			if s.Eat(']') {
 				return true

@@ -31,6 +31,7 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(e.Incarnation), 10)
 	}
 	b = appendField(b, `,"detail":`, e.Detail)
+	b = appendList(b, `,"tail":[`, e.Tail)
 	b = appendField(b, `,"process":`, e.Process)
 	b = appendField(b, `,"type":`, e.Type)
 	b = appendField(b, `,"f":`, e.F)
@@ -41,16 +42,7 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 	b = appendField(b, `,"host":`, e.Host)
 	b = appendField(b, `,"served":`, e.Served)
 	b = appendField(b, `,"phase":`, e.Phase)
-	if len(e.Nodes) > 0 {
-		b = append(b, `,"nodes":[`...)
-		for i, n := range e.Nodes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, n)
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, `,"nodes":[`, e.Nodes)
 	if e.Msg != 0 {
 		b = append(b, `,"msg":`...)
 		b = strconv.AppendInt(b, e.Msg, 10)
@@ -75,6 +67,22 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 		b = append(append(b, `,"counts":`...), c...)
 	}
 	return append(b, '}', '\n'), nil
+}
+
+// appendList appends a list of strings after its key (which ends with
+// its opening bracket), or nothing when it is empty.
+func appendList(b []byte, key string, list []string) []byte {
+	if len(list) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	for i, n := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, n)
+	}
+	return append(b, ']')
 }
 
 func appendField(b []byte, key, v string) []byte {

@@ -89,6 +89,11 @@ const (
 	ProcPause  = "pause"  // stopped (SIGSTOP); still live
 	ProcResume = "resume" // continued (SIGCONT)
 	ProcStop   = "stop"   // stopped by the harness at the end of the run
+	// ProcPartExit: a process that is not a node's own exited on its own
+	// (a sidecar of the node's host, node its host and name its label;
+	// a client's own process, process the client and node its host if
+	// any); the node it serves stays up, so no check counts it down.
+	ProcPartExit = "part-exit"
 )
 
 // Report whats: what a node says about itself.
@@ -146,6 +151,9 @@ type Event struct {
 	// Process events.
 	Incarnation int    `json:"incarnation,omitempty"`
 	Detail      string `json:"detail,omitempty"`
+	// Tail is, on an exit (ProcExit, ProcPartExit), the last lines of the
+	// process's log, made printable and cut short.
+	Tail []string `json:"tail,omitempty"`
 
 	// Client operations.
 	Process string `json:"process,omitempty"`
@@ -259,6 +267,10 @@ type Expect struct {
 	// Either are checks whose verdict the scenario does not predict:
 	// true and false are both as expected (a race of real servers').
 	Either []string `json:"either,omitempty"`
+	// Exits are the nodes (and client processes) that may exit on their
+	// own without the run being unexpected: any other exit that no fault
+	// and no end of run caused is a finding.
+	Exits []string `json:"exits,omitempty"`
 }
 
 // IDOf returns the election id of node, and whether the node is known.

@@ -22,7 +22,7 @@ func RunMeta(sc *scenario.Scenario) *history.Meta {
 		Checksums:     sc.ChecksumsOn(),
 		Stabilisation: int64(sc.Checks.Stabilisation.D),
 		StaleLeader:   int64(sc.Checks.StaleLeader.D),
-		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations, Either: sc.Expect.Either},
+		Expect:        &history.Expect{Valid: sc.Expect.ExpectValid(), Violations: sc.Expect.Violations, Either: sc.Expect.Either, Exits: sc.Expect.Exits},
 		Servers:       sc.Server != nil,
 	}
 	if gst, ok := sc.GST(); ok {

@@ -150,14 +150,23 @@ func (c *chart) violations(m *reportModel, pointers bool) {
 		if x1-x0 < 3 {
 			x0 -= (3 - (x1 - x0)) / 2
 		}
-		c.printf(`<g class="violation" data-check="%s"><title>%s: %s to %s (%s): %s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="1.5"/>`,
-			esc(v.check), esc(v.check), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text), x0, c.top-2, w, c.bottom()-c.top+4, colViolation, colViolation)
-		if pointers && m.isShort(v) {
+		c.printf(`<g class="violation" data-check="%s" data-nth="%d"><title>%s%s: %s to %s (%s): %s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="1.5"/>`,
+			esc(v.check), v.nth, esc(v.check), v.ordinal(), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text), x0, c.top-2, w, c.bottom()-c.top+4, colViolation, colViolation)
+		if pointers && v.zoom {
 			c.printf(`<a href="#%s"><text x="%.1f" y="%d" text-anchor="middle" fill="%s" font-size="10" font-weight="bold">▼ %s, magnified below</text></a>`,
 				esc(v.id), x0+w/2, c.top-22, colViolation, esc(v.check))
 		}
 		c.printf(`</g>`)
 	}
+}
+
+// ordinal says which of its check's violations v is, for a title: ""
+// when the check lists one, " (violation 2 of 3)" otherwise.
+func (v violation) ordinal() string {
+	if v.of <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (violation %d of %d)", v.nth, v.of)
 }
 
 // axisTicks draws the time axis below the rows.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/coupharness/coup/checks"
@@ -42,12 +43,15 @@ type reportModel struct {
 	locks *checks.LockLanes
 }
 
-// violation is a false check's interval, saturated to the run.
+// violation is one violation of a false check (each of its listed
+// violations, or its interval when it lists none), saturated to the run.
 type violation struct {
 	check    string
+	nth, of  int // which of the check's violations, from 1, and how many it lists
 	from, to int64
-	text     string // the check's explanation
+	text     string // the violation's explanation
 	id       string // the anchor of its magnified view
+	zoom     bool   // it is short and among the first maxZooms: magnified
 }
 
 func newReportModel(res *verdict.Results, h *history.History) *reportModel {
@@ -84,11 +88,36 @@ func newReportModel(res *verdict.Results, h *history.History) *reportModel {
 		if c.Valid != checks.False || c.Interval == nil {
 			continue
 		}
-		from := clampTime(c.Interval.From, m.from, m.to)
-		to := clampTime(c.Interval.To, from, m.to)
-		m.violations = append(m.violations, violation{check: name, from: from, to: to, text: c.Explanation, id: "zoom-" + anchor(name)})
+		list := c.Violations
+		if len(list) == 0 {
+			list = []checks.Violation{{Interval: *c.Interval, Explanation: c.Explanation}}
+		}
+		zooms := 0
+		for k, v := range list {
+			from := clampTime(v.Interval.From, m.from, m.to)
+			to := clampTime(v.Interval.To, from, m.to)
+			mv := violation{check: name, nth: k + 1, of: len(list), from: from, to: to, text: v.Explanation, id: violationID(name, k)}
+			if m.isShort(mv) && zooms < maxZooms {
+				mv.zoom = true
+				zooms++
+			}
+			m.violations = append(m.violations, mv)
+		}
 	}
 	return m
+}
+
+// maxZooms bounds the magnified views of one check: its first short
+// violations; every violation is outlined on the timeline all the same.
+const maxZooms = 6
+
+// violationID is the anchor of a check's k-th violation (from 0): the
+// first keeps the check's own, as before there were more.
+func violationID(check string, k int) string {
+	if k == 0 {
+		return "zoom-" + anchor(check)
+	}
+	return fmt.Sprintf("zoom-%s-%d", anchor(check), k+1)
 }
 
 // styleOfNode is the style of a node, or of no known node (a leader

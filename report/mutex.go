@@ -171,7 +171,9 @@ func (m *reportModel) drawMutexMarks(c *chart, csRow map[string]int) {
 			}
 			x, y := c.ax.x(mk.Time), c.mid(r)
 			switch {
-			case mk.What == history.ProcCrash || mk.What == history.ProcExit:
+			case mk.What == history.ProcExit || mk.What == history.ProcPartExit:
+				c.printf("%s", exitMark(x, y, exitTitle(name, mk)))
+			case mk.What == history.ProcCrash:
 				c.printf(`<g class="mark"><title>%s: %s at %s</title><path d="M%.1f %.1f l7 7 m0 -7 l-7 7" stroke="%s" stroke-width="2.2"/></g>`,
 					esc(name), mk.What, secs(mk.Time), x-3.5, y-3.5, colViolation)
 			case mk.What == history.ProcStart && mk.Restart:

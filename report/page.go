@@ -23,6 +23,7 @@ func windowCSS(n int) template.CSS {
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"secs": secs,
 	"fold": fold,
+	"dur":  dur,
 	"verdictClass": func(v checks.Validity) string {
 		return "v-" + v.String()
 	},
@@ -57,6 +58,7 @@ details { margin-top: 0.5em; } summary { cursor: pointer; color: #444; }
 .drawing { overflow-x: auto; }
 svg text { font-family: sans-serif; }
 svg text.row { font-size: 11px; }
+pre.log { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-size: 0.85em; }
 .zoom-view { border-left: 4px solid #D55E00; padding-left: 0.8em; margin: 1em 0; }
 .windows > input { position: absolute; opacity: 0; pointer-events: none; }
 .windows > label { display: inline-block; padding: 0.15em 0.7em; margin: 0 0.3em 0.4em 0; border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }
@@ -87,16 +89,21 @@ details.fold[open] > summary .fold-more { display: none; }
 <div class="sub">{{.What}} · seed {{.Results.Seed}}{{if .Results.File}} · <code>{{.Results.File}}</code>{{end}}
 {{if .Meta.Simulated}} · <span class="badge sim" id="simulated" title="run by the deterministic simulator on a virtual clock, not by real processes; coup sim FILE --seed {{.Results.Seed}} replays it">simulated, seed {{.Results.Seed}}</span>{{end}}</div>
 <div class="outcome">Verdict: <span class="badge {{verdictClass .Results.Valid}}">valid = {{.Results.Valid}}</span>
-— {{.Results.Expectation}},
+— {{.Results.Expectation}}{{.Results.ExitsText}},
 so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).</div>
 {{if not .Results.Complete}}<p><b>The run did not finish:</b> the history has no end event, and only the part that was recorded was checked.</p>{{end}}
 {{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}
 {{if .Results.Notes}}<ul class="notes">{{range .Results.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Exits}}<h2 id="exits">Process exits</h2>
+<p class="key">Each process that exited on its own: no fault and no end of run caused it, so it is a finding of its own, marked ! in its node's row below. A run with an exit its scenario does not expect ([expect] exits) is not as expected, whatever the checks say.</p>
+<table class="exits"><tr><th>process</th><th>time</th><th>status</th><th>expected</th><th>the end of its log</th></tr>
+{{range .Exits}}<tr><td>{{.Process}}</td><td>{{.When}}</td><td>{{.Status}}</td><td>{{if .Expected}}yes ([expect] exits){{else}}no: a finding{{end}}</td><td>{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}(empty){{end}}</td></tr>{{end}}
+</table>{{end}}
 {{if .Results.Skipped}}<p>{{len .Results.Skipped}} line(s) of the history could not be read and were skipped:{{range .Results.Skipped}} line {{.Line}} ({{.Err}});{{end}} the rest was checked.</p>{{end}}
-<nav class="toc">On this page: <a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}{{if .Ops}}<a href="#operations">operations</a>{{end}}{{if .Links}}<a href="#links">links</a>{{else}}<a href="#messages">messages</a>{{end}}{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
+<nav class="toc">On this page: {{if .Exits}}<a href="#exits">process exits</a>{{end}}<a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}{{if .Ops}}<a href="#operations">operations</a>{{end}}{{if .Links}}<a href="#links">links</a>{{else}}<a href="#messages">messages</a>{{end}}{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
 
 <h2 id="timeline">Timeline</h2>
-<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id. Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the intervals of failed checks; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
+<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id, ! in a circle a process's own exit (a finding, not a fault). Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the violations of failed checks, each outlined on its own; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
 <div class="legend">Believes in: {{.Legend}}</div>
 <div class="drawing">{{.Timeline}}</div>
 {{if .Hidden}}<p class="note">{{.Hidden}} more nodes are not drawn: the page draws the first 64.</p>{{end}}
@@ -162,6 +169,10 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Files}}<div>See {{range $i, $f := .Files}}{{if $i}}, {{end}}<a class="file" href="{{$f.Name}}">{{$f.Name}}</a>{{end}}, written beside this page.</div>{{end}}
 {{if .Nodes}}<div>Nodes: {{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{end}}</div>{{end}}
 {{if .Interval}}<div>Interval: {{secs .Interval.From}} to {{secs .Interval.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</div>{{end}}
+{{if .Violations}}<details class="violations" open><summary>{{.ViolationCount}} violations, {{dur .ViolationTime}} in all{{if gt .ViolationCount (len .Violations)}} ({{len .Violations}} listed: the first, and the longest){{end}}; the evidence below is the first's</summary>
+<table><tr><th>#</th><th>from</th><th>to</th><th>length</th><th>nodes</th><th>what happened</th><th>evidence (events)</th></tr>
+{{range .Violations}}<tr class="violation-row"><td>{{.Nth}}</td><td>{{.From}}</td><td>{{.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</td><td>{{.Length}}</td><td>{{.Nodes}}</td><td>{{.Text}}</td><td>{{.Evidence}}</td></tr>{{end}}
+</table></details>{{end}}
 {{if .Evidence}}
 <table><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th></tr>
 {{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td class="v">{{fold .Text}}</td></tr>{{end}}

@@ -56,6 +56,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
 	page.Mutex = m.mutexLanes()
 	page.Lost = lostWritesView(res)
+	page.Exits = exitViews(res)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
@@ -63,8 +64,14 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e)})
 		}
 		for _, v := range m.violations {
-			if v.check == name && m.isShort(v) {
+			if v.check != name {
+				continue
+			}
+			if v.zoom && rc.Zoom == "" {
 				rc.Zoom = v.id
+			}
+			if len(c.Violations) > 1 {
+				rc.Violations = append(rc.Violations, newViolationRow(v, c.Violations[v.nth-1]))
 			}
 		}
 		page.Checks = append(page.Checks, rc)
@@ -132,15 +139,20 @@ type reportPage struct {
 	What  template.HTML
 	Ops   *opsView
 	Links *linksView
+	// Exits are the processes that exited on their own.
+	Exits []exitView
 }
 
 type reportCheck struct {
 	checks.Result
-	Anchor   string
-	Zoom     string // the anchor of its magnified view, if any
-	Doc      string
-	Evidence []evidenceRow
-	Figures  []figureRow
+	Anchor string
+	Zoom   string // the anchor of its first magnified view, if any
+	// Violations are its violations, one row each, when it lists more
+	// than one (the fields above are the first's).
+	Violations []violationRow
+	Doc        string
+	Evidence   []evidenceRow
+	Figures    []figureRow
 }
 
 type evidenceRow struct {

@@ -31,7 +31,8 @@ type scriptData struct {
 	Omitted int `json:"omitted"`
 	// Lives are [row, from, to, paused]: when each node was up.
 	Lives [][4]int64 `json:"lives"`
-	// Marks are [row, time, kind]: 0 a crash or exit, 1 a restart.
+	// Marks are [row, time, kind]: 0 a crash, 1 a restart, 2 a process's
+	// own exit.
 	Marks      [][3]int64   `json:"marks"`
 	Faults     []scriptSpan `json:"faults"`
 	Violations []scriptSpan `json:"violations"`
@@ -118,8 +119,10 @@ func (m *reportModel) scriptJSON() template.JS {
 				break
 			}
 			switch {
-			case mk.What == history.ProcCrash || mk.What == history.ProcExit:
+			case mk.What == history.ProcCrash:
 				d.Marks = append(d.Marks, [3]int64{int64(i), mk.Time, 0})
+			case mk.What == history.ProcExit || mk.What == history.ProcPartExit:
+				d.Marks = append(d.Marks, [3]int64{int64(i), mk.Time, 2})
 			case mk.What == history.ProcStart && mk.Restart:
 				d.Marks = append(d.Marks, [3]int64{int64(i), mk.Time, 1})
 			}
@@ -257,6 +260,9 @@ const reportScript = `
       var xx = x(mk[1]), yy = mid(mk[0]);
       if (mk[2] === 0) {
         add(svg, "path", {"class": "mark", d: "M" + (xx - 3.5) + " " + (yy - 3.5) + " l7 7 m0 -7 l-7 7", stroke: "` + colViolation + `", "stroke-width": 2.2});
+      } else if (mk[2] === 2) {
+        add(svg, "circle", {"class": "mark mark-exit", cx: xx, cy: yy, r: 5.5, fill: "` + colExit + `", stroke: "#fff", "stroke-width": 0.8});
+        add(svg, "text", {"class": "mark", x: xx, y: yy + 3.5, "text-anchor": "middle", "font-size": 9, "font-weight": "bold", fill: "#fff"}, "!");
       } else {
         add(svg, "path", {"class": "mark", d: "M" + xx + " " + (yy - 5) + " l8 5 l-8 5 z", fill: "#007a3d"});
       }

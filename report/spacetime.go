@@ -502,6 +502,9 @@ func (m *reportModel) spacetimeWindows() []stWindow {
 		busy = true
 	}
 	for _, v := range m.violations {
+		if v.nth > 1 {
+			continue // a window around each check's first violation, as the check's own fields say
+		}
 		pad := max(2*(v.to-v.from), floatTime(span/50))
 		from, to := padWindow(v.from, v.to, pad, m.from, m.to)
 		wins = append(wins, win{"around " + v.check, from, to})

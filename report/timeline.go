@@ -97,10 +97,13 @@ func (m *reportModel) drawMarks(c *chart) {
 			}
 			title := fmt.Sprintf("%s: %s at %s", name, mk.What, secs(mk.Time))
 			switch mk.What {
-			case history.ProcCrash, history.ProcExit:
+			case history.ProcCrash:
 				cols[int(x)] = true
 				c.printf(`<g class="mark mark-%s"><title>%s</title><path d="M%.1f %.1f l7 7 m0 -7 l-7 7" stroke="%s" stroke-width="2.2"/></g>`,
 					mk.What, esc(title), x-3.5, mid-3.5, colViolation)
+			case history.ProcExit, history.ProcPartExit:
+				cols[int(x)] = true
+				c.printf("%s", exitMark(x, mid, exitTitle(name, mk)))
 			case history.ProcStart:
 				if mk.Restart {
 					cols[int(x)] = true

@@ -49,7 +49,7 @@ func TestMagnifiedViolation(t *testing.T) {
 		t.Fatal("no magnified drawing")
 	}
 	// On its own axis the 3ms interval is a fifth of the drawing.
-	m := regexp.MustCompile(`<g class="violation" data-check="two-leaders"><title>[^<]*</title><rect x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)"`).FindStringSubmatch(svg)
+	m := regexp.MustCompile(`<g class="violation" data-check="two-leaders" data-nth="1"><title>[^<]*</title><rect x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)"`).FindStringSubmatch(svg)
 	if m == nil {
 		t.Fatal("the magnified drawing does not outline the interval")
 	}

@@ -35,7 +35,7 @@ type zoomView struct {
 func (m *reportModel) zoomViews() []zoomView {
 	var out []zoomView
 	for _, v := range m.violations {
-		if !m.isShort(v) {
+		if !v.zoom {
 			continue
 		}
 		run := float64(m.to) - float64(m.from)
@@ -44,8 +44,8 @@ func (m *reportModel) zoomViews() []zoomView {
 		ax := newAxis(from, to, chLeft, chWidth)
 		svg, n := m.zoomSVG(ax, v)
 		frac := (float64(v.to) - float64(v.from)) / run
-		caption := fmt.Sprintf("%s: the interval from %s to %s (%s, %s of the run) magnified %s×, with %s in this window of %s to %s.",
-			v.check, secs(v.from), secs(v.to), dur(v.to-v.from), fraction(frac), magnification(run, ax.span()),
+		caption := fmt.Sprintf("%s%s: the interval from %s to %s (%s, %s of the run) magnified %s×, with %s in this window of %s to %s.",
+			v.check, v.ordinal(), secs(v.from), secs(v.to), dur(v.to-v.from), fraction(frac), magnification(run, ax.span()),
 			console.Plural(n, "copy of a message", "copies of messages"), secs(from), secs(to))
 		z := zoomView{ID: v.id, Check: v.check, Caption: caption, SVG: template.HTML(svg), From: v.from, To: v.to}
 		if m.locks != nil {

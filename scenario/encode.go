@@ -103,6 +103,9 @@ func (s *Scenario) Encode(header string) []byte {
 	if len(s.Expect.Violations) > 0 {
 		kv("violations", s.Expect.Violations)
 	}
+	if len(s.Expect.Exits) > 0 {
+		kv("exits", s.Expect.Exits)
+	}
 	if len(s.Expect.Either) > 0 {
 		kv("either", s.Expect.Either)
 	}

@@ -301,6 +301,12 @@ type Expect struct {
 	// (the old leader's claim may or may not outlive the new one's
 	// election). Their verdicts are reported all the same.
 	Either []string `toml:"either"`
+	// Exits are the nodes that may exit on their own (their server, a
+	// sidecar of their host, or a client process on their host, for
+	// real servers), and client processes by name (c1, …), without the
+	// run being unexpected. Any other exit that no fault and no end of
+	// run caused is a finding that makes the run unexpected.
+	Exits []string `toml:"exits"`
 }
 
 // History says what the history records.

@@ -92,6 +92,8 @@ func TestBadScenarios(t *testing.T) {
 		{"fault after the run", `at = "50ms"`, `at = "5s"`, 16, "faults[0].at", "not within"},
 		{"initiator names no node", `initiators = ["n2"]`, `initiators = ["n2", "x"]`, 11, "workload.initiators", "names no node"},
 		{"unknown check expected", `violations = ["termination"]`, `violations = ["terminaton"]`, 20, "expect.violations", "not among the checks"},
+		{"expected exit names no node", `violations = ["termination"]`, "violations = [\"termination\"]\nexits = [\"n7\"]", 21, "expect.exits", "names no node"},
+		{"expected exit twice", `violations = ["termination"]`, "violations = [\"termination\"]\nexits = [\"n2\", \"c1\", \"n2\"]", 21, "expect.exits", "listed twice"},
 		{"ids of the wrong length", `nodes = 5`, "nodes = 5\nids = [1, 2]", 4, "ids", "2 ids for 5 nodes"},
 		{"ids twice", `nodes = 5`, "nodes = 5\nids = [1, 2, 3, 2, 5]", 4, "ids", "given twice"},
 		{"unknown param", "", "[params]\nspeed = 3", 22, "params.speed", "unknown parameter"},
@@ -479,5 +481,24 @@ func TestElects(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Line != 3 || e.Field != "elects" {
 		t.Errorf("a bad elects gave %v, want an error at line 3, field elects", err)
+	}
+}
+
+// expect.exits names nodes and clients that may exit on their own, and
+// the scenario written back keeps them.
+func TestExpectedExits(t *testing.T) {
+	s, err := Parse("exits.toml", replace(t, `violations = ["termination"]`, "violations = [\"termination\"]\nexits = [\"n2\", \"c1\"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Expect.Exits, ","); got != "n2,c1" {
+		t.Errorf("exits %q, want n2,c1", got)
+	}
+	back, err := Parse("back.toml", string(s.Encode("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(back.Expect.Exits, ","); got != "n2,c1" {
+		t.Errorf("written back, exits %q, want n2,c1", got)
 	}
 }

@@ -207,6 +207,10 @@ func (s *Scenario) suggestNode(name string, extra []string) string {
 
 var nodeLike = regexp.MustCompile(`^n[0-9]+$`)
 
+// clientName is the name of a client (c1, c2, …), which expect.exits may
+// name for a client's own process.
+var clientName = regexp.MustCompile(`^c[1-9][0-9]*$`)
+
 func (s *Scenario) nodeRange() string {
 	if s.Nodes == 1 {
 		return "only n1"
@@ -719,6 +723,16 @@ func (s *Scenario) validateExpect() error {
 		}
 		if slices.Contains(e.Violations, v) {
 			return s.errorf("expect.either", "%q is listed in expect.violations too: a check either must fail or may go either way", v)
+		}
+	}
+	for i, name := range e.Exits {
+		if !clientName.MatchString(name) {
+			if err := s.node("expect.exits", name); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(e.Exits[:i], name) {
+			return s.errorf("expect.exits", "%q is listed twice", name)
 		}
 	}
 	if e.ExpectValid() && len(e.Violations) > 0 {

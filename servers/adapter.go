@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -41,6 +42,10 @@ type adapter struct {
 	log  *os.File
 	// gone is closed when its output has ended (it exited, or was killed).
 	gone chan struct{}
+	// closing is set once coup ends the process (close); exited records
+	// an end it did not cause, once the process had answered its init.
+	closing atomic.Bool
+	exited  func(detail string)
 
 	wmu sync.Mutex // one line at a time on its stdin
 
@@ -151,6 +156,9 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 	}
 	r.logf("%s: client process started, pid %d", name, p.Pid())
 	a := &adapter{name: name, p: p, log: log, gone: make(chan struct{}), waits: map[int]waiter{}, next: 1}
+	a.exited = func(detail string) {
+		r.processExited(history.Event{Kind: history.KindProcess, What: history.ProcPartExit, Process: name, Node: r.hostOf(name), Detail: detail}, name+".log")
+	}
 	return a, nil
 }
 
@@ -233,7 +241,14 @@ func (a *adapter) read(initOK chan struct{}) {
 			}
 		}
 	}
-	_, _ = a.p.Wait()
+	state, _ := a.p.Wait()
+	if up && !a.closing.Load() {
+		detail := "unknown"
+		if state != nil {
+			detail = state.String()
+		}
+		a.exited(detail) // a finding: no fault ends a client's process
+	}
 }
 
 // maxNotes bounds the lines of coup's own in a client's log: a process
@@ -332,6 +347,7 @@ func (a *adapter) setPaused(pause bool) error {
 // until each is gone and its output read.
 func (ads *adapters) close() {
 	for _, a := range ads.by {
+		a.closing.Store(true)
 		_ = a.p.Kill()
 	}
 	for _, a := range ads.by {

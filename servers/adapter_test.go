@@ -14,6 +14,7 @@ import (
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/verdict"
 )
 
 // fakeAdapter is a client adapter for the tests, over a service of its
@@ -210,7 +211,7 @@ func checkAdapterGone(t *testing.T, dir string) {
 // unknown (info), and every later one surely not done (fail): its input
 // is closed.
 func TestAdapterThatExits(t *testing.T) {
-	h, _, _ := adapterScenario(t, "exit", oneClientKV)
+	h, dir, _ := adapterScenario(t, "exit", oneClientKV)
 	var types []string
 	for e := range h.All() {
 		if e.Kind == history.KindOp && e.Type != history.OpInvoke {
@@ -219,6 +220,27 @@ func TestAdapterThatExits(t *testing.T) {
 	}
 	if len(types) < 4 || types[2] != history.OpInfo || types[3] != history.OpFail {
 		t.Errorf("completions %v, want two answered, the third info, then failures", types)
+	}
+	// Its exit is a finding: recorded with its status, and in results.json.
+	var exit *history.Event
+	for e := range h.All() {
+		if e.Kind == history.KindProcess && e.What == history.ProcPartExit {
+			exit = e
+		}
+	}
+	if exit == nil || exit.Process != "c1" || exit.Detail == "" {
+		t.Fatalf("the history's exit of c1's process: %+v", exit)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res verdict.Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exits) != 1 || res.Exits[0].Process != "client c1" || res.Exits[0].Expected || res.ExitCode != verdict.ExitUnexpected {
+		t.Errorf("results.json: exits %+v, exit code %d; want c1's process, unexpected", res.Exits, res.ExitCode)
 	}
 }
 
@@ -281,4 +303,53 @@ run = ["mutex-linearizable", "fencing"]
 		t.Errorf("verdicts %v, want mutex-linearizable and fencing true (one client)", verdicts)
 	}
 	checkAdapterGone(t, dir)
+}
+
+// A server that exits on its own is a finding: said on the console with
+// the end of its log, in results.json, and the run is unexpected unless
+// the scenario expects it.
+func TestServerExitIsAFinding(t *testing.T) {
+	t.Setenv("COUP_TEST_PEER_EXIT", "n2")
+	for _, c := range []struct {
+		expect string
+		code   int
+	}{{"", verdict.ExitUnexpected}, {"[expect]\nexits = [\"n2\"]\n", verdict.ExitOK}} {
+		sc := peerScenarioWith(t, "", c.expect)
+		sc.Duration.D = 4 * time.Second // past the exit, 1.5s after the server's start
+		var console strings.Builder
+		res, _, err := Run(context.Background(), sc, Options{Store: t.TempDir(), Progress: &console})
+		if err != nil || res.NotStarted() {
+			t.Fatalf("run: %v %+v", err, res)
+		}
+		if len(res.Exits) != 1 || res.Exits[0].Process != "n2" || res.Exits[0].Status != "exit status 4" || !strings.Contains(strings.Join(res.Exits[0].Log, "\n"), "n2: giving up") {
+			t.Errorf("exits %+v, want n2's with its status and log", res.Exits)
+		}
+		if res.ExitCode != c.code {
+			t.Errorf("expect %q: exit %d, want %d: %s", c.expect, res.ExitCode, c.code, res.Summary())
+		}
+		if !strings.Contains(console.String(), "n2 exited on its own at ") || !strings.Contains(console.String(), "| n2: giving up") {
+			t.Errorf("the console does not say n2 exited:\n%s", console.String())
+		}
+	}
+}
+
+// A sidecar that exits on its own is a finding too, and its host runs on:
+// the checks still see the node up.
+func TestSidecarExitIsAFinding(t *testing.T) {
+	t.Setenv("COUP_TEST_PEER_EXIT", "n2-side")
+	sc := hostScenario(t, "")
+	sc.Duration.D = 4 * time.Second // past the exit, 1.5s after the sidecar's start
+	res, _, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
+	if err != nil || res.NotStarted() {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if len(res.Exits) != 1 || res.Exits[0].Process != "n2 sidecar side" || res.Exits[0].Node != "n2" || res.Exits[0].Status != "exit status 4" || !strings.Contains(strings.Join(res.Exits[0].Log, "\n"), "n2-side: giving up") {
+		t.Errorf("exits %+v, want n2's sidecar's with its status and log", res.Exits)
+	}
+	if res.ExitCode != verdict.ExitUnexpected {
+		t.Errorf("exit %d, want %d: %s", res.ExitCode, verdict.ExitUnexpected, res.Summary())
+	}
+	if c := res.Checks["two-leaders"]; c.Valid != checks.True {
+		t.Errorf("two-leaders %v (%s): the host is still up, its server leading or following", c.Valid, c.Explanation)
+	}
 }

@@ -54,6 +54,9 @@ type hostEvents struct {
 	// exited is the end of a host whose server exited on its own (of
 	// incarnation inc, as detail says); the host is down.
 	exited func(inc int, detail string)
+	// sidecarExited is the end of a sidecar (by its name) that exited on
+	// its own, as detail says; the host runs on without it.
+	sidecarExited func(name, detail string)
 	// launched is told that a process of the host has just started: what
 	// must hold for every process of the host (a clock fault in force) is
 	// put into it there, before it has run for long.

@@ -66,8 +66,9 @@ func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
 			th.exited = append(th.exited, detail)
 			th.mu.Unlock()
 		},
-		logf:     t.Logf,
-		progress: t.Logf,
+		sidecarExited: func(name, detail string) { t.Logf("sidecar %s exited on its own: %s", name, detail) },
+		logf:          t.Logf,
+		progress:      t.Logf,
 	})
 	t.Cleanup(func() { th.Stop() })
 	return th

@@ -287,7 +287,7 @@ func (h *localHost) processExited(hp *hostProcess, inc int, state *os.ProcessSta
 		}
 		h.procs = slices.Delete(h.procs, i, i+1)
 		h.mu.Unlock()
-		h.ev.progress("%s exited on its own: %s; the host runs on without it until its next start", hp.label, detail)
+		h.ev.sidecarExited(hp.name, detail)
 		return
 	}
 	if len(h.procs) > 1 {

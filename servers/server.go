@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/clockfault"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // server is one node of the run: its template data and its host, where
@@ -33,11 +36,12 @@ var (
 func newServer(r *run, node *scenario.ServerNode) *server {
 	s := &server{r: r, id: node.ID, data: node}
 	s.host = newHost(node, r.sv, r.dir, hostEvents{
-		line:     func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
-		exited:   s.exited,
-		launched: s.clockStarted,
-		logf:     r.logf,
-		progress: r.progress,
+		line:          func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
+		exited:        s.exited,
+		sidecarExited: s.sidecarExited,
+		launched:      s.clockStarted,
+		logf:          r.logf,
+		progress:      r.progress,
 	})
 	return s
 }
@@ -68,12 +72,31 @@ func (s *server) start(ctx context.Context, existing bool) error {
 	return nil
 }
 
-// exited records a host whose server exited on its own.
+// exited records a host whose server exited on its own, with the end of
+// its log, and says so at once: a finding (see verdict.Exit).
 func (s *server) exited(inc int, detail string) {
 	s.r.obs.ended(s.id)
 	s.r.hostDown()
-	s.r.progress("%s exited on its own: %s", s.id, detail)
-	s.r.observed(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcExit, Incarnation: inc, Detail: detail})
+	s.r.processExited(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcExit, Incarnation: inc, Detail: detail}, s.id+".log")
+}
+
+// sidecarExited records a process of a node's host that is not its server
+// (a sidecar) that exited on its own: the host runs on without it, and
+// the exit is a finding all the same.
+func (s *server) sidecarExited(name, detail string) {
+	s.r.processExited(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcPartExit, Name: "sidecar " + name, Detail: detail}, s.id+"."+name+".log")
+	s.r.logf("%s runs on without its sidecar %s until its next start", s.id, name)
+}
+
+// processExited records a process's own exit e with the last lines of its
+// log (log, in the run's folder) and says it on the console at once.
+func (r *run) processExited(e history.Event, log string) {
+	e.Tail, _ = console.LastLines(filepath.Join(r.dir, log))
+	e.Time = int64(r.Now())
+	for _, l := range verdict.ExitLines(&e) {
+		r.progress("%s", l)
+	}
+	r.observed(e)
 }
 
 // end stops every process of the node's host (SIGKILL, a paused one

@@ -45,6 +45,15 @@ func peer(args []string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if os.Getenv("COUP_TEST_PEER_EXIT") == id {
+		// Exit on its own well after the cluster's start (a run of
+		// such a test lasts longer than that), saying why first.
+		go func() {
+			time.Sleep(1500 * time.Millisecond)
+			fmt.Fprintf(os.Stderr, "%s: giving up\n", id)
+			os.Exit(4)
+		}()
+	}
 	if id == leader {
 		fmt.Printf("%s leads at term 1\n", id)
 	} else {

@@ -16,7 +16,7 @@ func (r *Results) headline() string {
 	if r.NotStarted() {
 		return fmt.Sprintf("valid = %s — not run: a node did not start, so nothing was judged (exit code %d)", r.Valid, r.ExitCode)
 	}
-	return fmt.Sprintf("valid = %s — %s, so the outcome is %s (exit code %d)", r.Valid, r.Expectation(), r.Outcome, r.ExitCode)
+	return fmt.Sprintf("valid = %s — %s%s, so the outcome is %s (exit code %d)", r.Valid, r.Expectation(), r.ExitsText(), r.Outcome, r.ExitCode)
 }
 
 // Expectation says what the scenario expected of the checks, for the
@@ -104,4 +104,23 @@ func joinAnd(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// ExitsText says, for the headline, which processes exited on their own
+// although the scenario does not expect it: ", but n2 exited on its own
+// at 1.360s, which it does not expect"; "" when none did.
+func (r *Results) ExitsText() string {
+	var names []string
+	for _, x := range r.Exits {
+		if !x.Expected {
+			names = append(names, fmt.Sprintf("%s at %.3fs", x.Process, float64(x.Time)/1e9))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return ", but " + names[0] + " exited on its own, which it does not expect"
+	}
+	return ", but " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " exited on their own, which it does not expect"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
@@ -74,6 +75,15 @@ type Results struct {
 	// Ready says when the cluster was first seen ready and which faults
 	// began before, for a run that watched it form (real servers).
 	Ready *Ready `json:"ready,omitempty"`
+	// Warnings are what a person must know to trust the run that no
+	// check judges (a node that sent no checksums while checksums were
+	// on), one sentence each; they do not change the outcome.
+	Warnings []string `json:"warnings,omitempty"`
+	// Exits are the processes that exited on their own (nodes, servers,
+	// sidecars, client processes), in the order they did: each a finding
+	// that makes the run unexpected unless the scenario expects it
+	// (Expected.Exits).
+	Exits []Exit `json:"exits,omitempty"`
 	// Unstarted says how a run whose nodes did not all start ended
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
@@ -168,6 +178,8 @@ func Evaluate(h *history.History) (*Results, error) {
 		res.Checks[r.Name] = r
 		res.Order = append(res.Order, r.Name)
 	}
+	res.Exits = exitsOf(h, res.Expected.Exits)
+	res.Warnings = warningsOf(h, res.Stats.Counts)
 	res.compare()
 	return res, nil
 }
@@ -205,6 +217,12 @@ func (r *Results) compare() {
 		default:
 			unexpected = true
 			r.Notes = append(r.Notes, fmt.Sprintf("%s%s: unexpected violation: %s", prefix, name, c.Explanation))
+		}
+	}
+	for _, x := range r.Exits {
+		if !x.Expected {
+			unexpected = true
+			r.Notes = append(r.Notes, prefix+x.line(false)+": a finding of its own, whatever the checks say (list its node in [expect] exits if the scenario means it to exit)")
 		}
 	}
 	if j.anyFailure && r.Valid == checks.True {
@@ -443,6 +461,9 @@ func (r *Results) Summary() string {
 	for _, name := range r.Order {
 		c := r.Checks[name]
 		fmt.Fprintf(&b, "  %-*s %-7s %s\n", width, console.Printable(name), c.Valid, console.Printable(c.Explanation))
+		if long := c.Longest(); c.ViolationCount > 1 && long != nil && long != c.First() {
+			fmt.Fprintf(&b, "  %-*s         the longest of %d (%s in all): %s\n", width, "", c.ViolationCount, fmtNs(c.ViolationTime), console.Printable(long.Explanation))
+		}
 	}
 	if links := linksLine(r.Stats.Counts); links != "" {
 		b.WriteString(links)
@@ -462,6 +483,12 @@ func (r *Results) Summary() string {
 	}
 	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "  WARNING: %s\n", console.Printable(w))
+	}
+	for _, x := range r.Exits {
+		fmt.Fprintf(&b, "  exit: %s\n", x.line(true))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", console.Printable(n))
@@ -516,4 +543,13 @@ func linksLine(c map[string]int64) string {
 		fmt.Fprintf(&b, "  WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it, and this run is not to be trusted\n", console.Plural(int(n), "connection", "connections"))
 	}
 	return b.String()
+}
+
+// fmtNs formats a length of history time for a sentence: "450ms".
+func fmtNs(ns int64) string {
+	d := time.Duration(ns)
+	if d >= time.Millisecond {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
 }

@@ -17,9 +17,24 @@ const TailLines = 5
 // node or a server may write anything there. It is the tail of a start
 // error: "; the end of its log, PATH:\n    | line\n    | line".
 func LogTail(path string) string {
+	tail, err := LastLines(path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf(" (log: %s)", path)
+	case len(tail) == 0:
+		return fmt.Sprintf(" (its log, %s, is empty)", path)
+	}
+	return fmt.Sprintf("; the end of its log, %s:\n    | %s", path, strings.Join(tail, "\n    | "))
+}
+
+// LastLines returns the last TailLines lines of a process's log that are
+// not blank, each cut short and with control characters replaced (see
+// Cut), from its last 8 KiB: nil for an empty log, an error when it
+// cannot be read.
+func LastLines(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Sprintf(" (log: %s)", path)
+		return nil, err
 	}
 	defer f.Close()
 	const most = 8 << 10
@@ -33,13 +48,10 @@ func LogTail(path string) string {
 			tail = append(tail, Cut(l, 300))
 		}
 	}
-	if len(tail) == 0 {
-		return fmt.Sprintf(" (its log, %s, is empty)", path)
-	}
 	if len(tail) > TailLines {
 		tail = tail[len(tail)-TailLines:]
 	}
-	return fmt.Sprintf("; the end of its log, %s:\n    | %s", path, strings.Join(tail, "\n    | "))
+	return tail, nil
 }
 
 // Cut returns b as text fit for a console: invalid UTF-8 and control

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/coupharness/coup/history"
+)
+
+// threeOverlaps has n1 leading throughout and n2 claiming leadership
+// three times, each claim overlapping n1's: for 100ms, 300ms and 50ms.
+func threeOverlaps(t *testing.T) *history.History {
+	b := newHB("n1", "n2", "n3")
+	b.starts(0, "n1", "n2", "n3").
+		leader("n1", "n1", 10).
+		leader("n2", "n2", 100).leader("n2", "n1", 200).
+		leader("n2", "n2", 400).leader("n2", "n1", 700).
+		leader("n2", "n2", 900).proc("n2", history.ProcCrash, 950).
+		end(1000)
+	return b.h(t)
+}
+
+// Three separate overlaps are three violations in results.json, each with
+// its evidence, and the report outlines each on the timeline and lists
+// each in two-leaders' section.
+func TestEveryViolationOutlined(t *testing.T) {
+	res, page := render(t, threeOverlaps(t))
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Checks map[string]struct {
+			Violations []struct {
+				Nodes    []string
+				Interval struct{ From, To int64 }
+				Evidence []history.Event
+			} `json:"violations"`
+			Count int   `json:"violation_count"`
+			Time  int64 `json:"violation_time_ns"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		t.Fatal(err)
+	}
+	two := saved.Checks["two-leaders"]
+	if len(two.Violations) != 3 || two.Count != 3 || two.Time != msT(450) {
+		t.Fatalf("results: %d violations listed, count %d, time %d; want 3, 3 and %d", len(two.Violations), two.Count, two.Time, msT(450))
+	}
+	for i, from := range []float64{100, 400, 900} {
+		v := two.Violations[i]
+		if v.Interval.From != msT(from) || len(v.Evidence) < 2 || strings.Join(v.Nodes, ",") != "n1,n2" {
+			t.Errorf("violation %d: %+v, want n1 and n2 from %vms with evidence", i+1, v, from)
+		}
+	}
+	timeline := svgByID(page, "timeline-svg")
+	if timeline == "" {
+		t.Fatal("no timeline")
+	}
+	for n := 1; n <= 3; n++ {
+		if want := `<g class="violation" data-check="two-leaders" data-nth="` + itoa(n) + `"><title>two-leaders (violation ` + itoa(n) + ` of 3)`; !strings.Contains(timeline, want) {
+			t.Errorf("the timeline does not outline violation %d (%q)", n, want)
+		}
+	}
+	if got := strings.Count(timeline, `<g class="violation" data-check="two-leaders"`); got != 3 {
+		t.Errorf("the timeline outlines %d two-leaders violations, want 3", got)
+	}
+	if got := strings.Count(page, `<tr class="violation-row">`); got != 3 {
+		t.Errorf("two-leaders' section lists %d violations, want 3", got)
+	}
+	if !strings.Contains(page, "3 violations, 450ms in all") {
+		t.Errorf("two-leaders' section does not count the violations and their time")
+	}
+}
+
+// A node's own exit has a mark of its own (not the crash's ✕) and a row
+// in the page's list of exits.
+func TestExitMarked(t *testing.T) {
+	b := newHB("n1", "n2")
+	b.starts(0, "n1", "n2").leader("n1", "n1", 10).leader("n2", "n1", 11).
+		add(history.Event{Time: msT(500), Kind: history.KindProcess, Node: "n2", What: history.ProcExit, Incarnation: 1, Detail: "exit status 1", Tail: []string{"TypeError: <boom>"}}).
+		proc("n1", history.ProcCrash, 600).end(1000)
+	res, page := render(t, b.h(t))
+	if len(res.Exits) != 1 || res.ExitCode != 1 {
+		t.Fatalf("exits %+v, exit %d; want n2's, and 1", res.Exits, res.ExitCode)
+	}
+	timeline := svgByID(page, "timeline-svg")
+	if !strings.Contains(timeline, `<g class="mark mark-exit"><title>n2: exited on its own at 0.500s`) {
+		t.Errorf("the timeline has no exit mark for n2")
+	}
+	if strings.Count(timeline, `class="mark mark-crash"`) != 1 {
+		t.Errorf("the timeline draws %d crash marks, want n1's alone", strings.Count(timeline, `class="mark mark-crash"`))
+	}
+	for _, want := range []string{`<h2 id="exits">Process exits</h2>`, `<td>n2</td><td>0.500s</td><td>exit status 1</td><td>no: a finding</td><td><pre class="log">TypeError: &lt;boom&gt;</pre>`, "but n2 at 0.500s exited on its own"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
