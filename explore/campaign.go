@@ -281,7 +281,7 @@ issue:
 				o := l.observed[l.applied]
 				delete(l.observed, l.applied)
 				if o == nil {
-					o = &observation{run: -1} // a run that could not be carried out showed nothing
+					o = &observation{run: 0} // a run that could not be carried out showed nothing
 				}
 				l.st.observe(l.applied, o)
 			}
@@ -317,7 +317,7 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 	<-s.done
 	l := s.lane
 	l.judged = s.t + 1
-	r := RunResult{Run: s.i, Lane: l.index, Seed: s.sched.Seed, Schedule: s.sched.String()}
+	r := RunResult{Run: s.i + 1, Lane: l.index, Seed: s.sched.Seed, Schedule: s.sched.String()}
 	run := s.run
 	defer run.Free()
 	interrupted := ctx.Err() != nil && (run == nil || run.History == nil || !run.History.Ended)
@@ -339,8 +339,8 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		fs, moments := Abstract(run.History, res)
 		r.Features = len(fs)
 		learn(c.seen, fs)
-		l.observed[s.t] = &observation{run: s.i, sched: s.sched, features: fs, moments: moments}
-		if r.Signature = Signature(res); r.Signature != "" || res.Valid == checks.False {
+		l.observed[s.t] = &observation{run: s.i + 1, sched: s.sched, features: fs, moments: moments}
+		if r.Signature = Signature(res, run.History); r.Signature != "" || res.Valid == checks.False {
 			r.Note = strings.TrimPrefix(firstNote(res.Notes), ": ")
 		}
 		r.Dir = run.Dir
@@ -392,12 +392,12 @@ func (c *campaign) keep(ctx context.Context, s *slot, r *RunResult) {
 	}
 	c.kept = r.Dir
 	if s.sc != nil {
-		head := fmt.Sprintf("run %d of a %s campaign of %s (seed %d): %s\n", s.i, c.cfg.Strategy, c.header.File, c.cfg.Seed, s.sched)
+		head := fmt.Sprintf("run %d of a %s campaign of %s (seed %d): %s\n", s.i+1, c.cfg.Strategy, c.header.File, c.cfg.Seed, s.sched)
 		if r.Signature != "" {
 			head += "signature: " + r.Signature + "\n"
 		}
 		if err := os.WriteFile(filepath.Join(r.Dir, ScenarioFile), s.sc.Encode(head), 0o644); err != nil && c.writeErr == nil {
-			c.writeErr = fmt.Errorf("keep run %d: %w", s.i, err)
+			c.writeErr = fmt.Errorf("keep run %d: %w", s.i+1, err)
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(r.Dir, "history.jsonl")); err == nil {

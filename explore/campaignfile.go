@@ -60,8 +60,9 @@ type CampaignHeader struct {
 // RunResult is one run's line.
 type RunResult struct {
 	Kind string `json:"kind"` // "run"
-	// Run is the run's index in the campaign, from 0; Lane its lane; Seed
-	// its scenario's seed.
+	// Run is the run's number in the campaign, from 1, as every line of
+	// coup explore numbers it (run n is lane (n−1) mod Lanes's); Lane its
+	// lane; Seed its scenario's seed.
 	Run  int   `json:"run"`
 	Lane int   `json:"lane"`
 	Seed int64 `json:"seed"`
@@ -198,7 +199,7 @@ func ReadCampaign(path string) (*CampaignFile, error) {
 		return nil, fmt.Errorf("%w: %s:1: shard %d/%d of lanes %d+%d of %d makes no sense", ErrBadResults, path, h.Shard, h.Shards, h.LaneFrom, h.LaneCount, h.Lanes)
 	}
 	for _, r := range cf.Runs {
-		if l := r.Run % h.Lanes; r.Run < 0 || l < h.LaneFrom || l >= h.LaneFrom+h.LaneCount || (h.Runs > 0 && r.Run >= h.Runs) {
+		if l := (r.Run - 1) % h.Lanes; r.Run < 1 || l < h.LaneFrom || l >= h.LaneFrom+h.LaneCount || (h.Runs > 0 && r.Run > h.Runs) {
 			return nil, fmt.Errorf("%w: %s holds run %d, not one of its lanes' (%d+%d of %d)", ErrBadResults, path, r.Run, h.LaneFrom, h.LaneCount, h.Lanes)
 		}
 	}

@@ -312,7 +312,7 @@ func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig st
 		s := ""
 		if err != nil {
 			m.Errors, m.Err = m.Errors+1, err
-		} else if s = Signature(run.Results); s != "" && (sig == "" || s == sig) {
+		} else if s = Signature(run.Results, run.History); s != "" && (sig == "" || s == sig) {
 			if m.Failures[s] == 0 {
 				order = append(order, s)
 			}
@@ -446,7 +446,7 @@ func (sh *shrinker) tryExact(valid *scenario.Scenario) (ok, stop bool) {
 		if err != nil {
 			continue // a candidate the driver refuses is no smaller failure
 		}
-		if Signature(out.Results) == sh.sig {
+		if Signature(out.Results, out.History) == sh.sig {
 			if seed != sh.cur.Seed {
 				sh.step("seed %d → %d", sh.cur.Seed, seed)
 			}
@@ -478,7 +478,7 @@ func (sh *shrinker) tryStatistical(valid *scenario.Scenario) (ok, stop bool) {
 			return false, true
 		}
 		tried++
-		if err == nil && Signature(out.Results) == sh.sig {
+		if err == nil && Signature(out.Results, out.History) == sh.sig {
 			same++
 			keep.Free()
 			keep = out

@@ -36,7 +36,7 @@ type flakyRunner struct {
 
 var _ Runner = (*flakyRunner)(nil)
 
-const twoLeaders = "two-leaders: N both believed they were the leader"
+const twoLeaders = "two-leaders: nodes both believed they were the leader (no fault in force)"
 
 func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	f.runs++
@@ -53,7 +53,8 @@ func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, err
 		res.Order = append(res.Order, "agreement")
 	}
 	if f.rng.Float64() < f.rate(sc) {
-		res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.False, Explanation: "n1 and n2 both believed they were the leader from 1.2s to 1.3s"}
+		res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.False, Explanation: "n1 and n2 both believed they were the leader from 1.2s to 1.3s",
+			Nodes: []string{"n1", "n2"}, Interval: &checks.Interval{From: int64(1200 * time.Millisecond), To: int64(1300 * time.Millisecond)}}
 		res.Valid, res.Outcome = checks.False, verdict.Unexpected
 	}
 	evs := slices.Clone(f.events)
@@ -73,6 +74,9 @@ func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, err
 			}
 		}
 		evs = append(evs, history.Event{Time: int64(at), Kind: history.KindNemesis, Phase: history.PhaseStart, Name: nameOf(i), What: fl.Kind})
+		if fl.For.D > 0 {
+			evs = append(evs, history.Event{Time: int64(at + fl.For.D), Kind: history.KindNemesis, Phase: history.PhaseEnd, Name: nameOf(i), What: fl.Kind})
+		}
 	}
 	// A fault's start comes before what it does at the same time.
 	sort.SliceStable(evs, func(a, b int) bool {
@@ -206,8 +210,8 @@ func TestStatisticalTrial(t *testing.T) {
 			}
 			if ok {
 				kept++
-				if sh.kept.Same == 0 || Signature(sh.out.Results) != twoLeaders {
-					t.Fatalf("kept on %v, with a run that fails as %q", sh.kept, Signature(sh.out.Results))
+				if sh.kept.Same == 0 || Signature(sh.out.Results, sh.out.History) != twoLeaders {
+					t.Fatalf("kept on %v, with a run that fails as %q", sh.kept, Signature(sh.out.Results, sh.out.History))
 				}
 			}
 		}
@@ -291,7 +295,7 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Signature != twoLeaders || m.Rate.Runs != 40 || m.Rate.Same < 20 || m.Rate.Same > 36 || m.Run == nil || Signature(m.Run.Results) != twoLeaders {
+	if m.Signature != twoLeaders || m.Rate.Runs != 40 || m.Rate.Same < 20 || m.Rate.Same > 36 || m.Run == nil || Signature(m.Run.Results, m.Run.History) != twoLeaders {
 		t.Errorf("%q %v %v", m.Signature, m.Rate, m.Run)
 	}
 }

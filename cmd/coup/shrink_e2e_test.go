@@ -171,7 +171,7 @@ func TestShrinkBadInput(t *testing.T) {
 func TestShrinkServers(t *testing.T) {
 	dir := t.TempDir()
 	r := coupIn(t, dir, "shrink", scenarioPath(t, "tcp-leader-isolated.toml"), "--runs", "2", "--budget", "8", "--quiet")
-	if r.code != 0 || !strings.Contains(r.stdout, "it fails as: two-leaders: N both believed they were the leader") {
+	if r.code != 0 || !strings.Contains(r.stdout, "it fails as: two-leaders: nodes both believed they were the leader") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	src, err := os.ReadFile(filepath.Join(dir, "shrunk.toml"))
