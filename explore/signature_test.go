@@ -186,7 +186,7 @@ func TestSignatureOneCauseWithOtherChecks(t *testing.T) {
 
 	r1, r2, r3 := judged(t, alone), judged(t, withAgreement), judged(t, withLost)
 	r3.Checks["lost-writes"] = checks.Result{Name: "lost-writes", Valid: checks.False, Nodes: []string{"n1"},
-		Interval: &checks.Interval{From: ms(1200), To: ms(2900)},
+		Interval:    &checks.Interval{From: ms(1200), To: ms(2900)},
 		Explanation: "346 of 2000 acknowledged adds are lost (no final read has them), acknowledged from 1.200s to 2.900s by n1, while faults[0]#1 (partition isolate n1); lost: …"}
 	r3.Order = append(r3.Order, "lost-writes")
 	r3.Valid, r3.Outcome = checks.False, verdict.Unexpected
