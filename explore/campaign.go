@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -143,6 +145,7 @@ type campaign struct {
 	seen   map[string]struct{}
 	start  time.Time
 	kept   string // the last run folder kept, for store/<scenario>/latest
+	vocab  scenario.Vocabulary
 	// writeErr is the first error writing the results or a run's files.
 	writeErr error
 	// found is set at the first run not as expected.
@@ -158,6 +161,38 @@ type lane struct {
 	observed map[int]*observation
 	applied  int // runs applied: 0..applied−1
 	judged   int // runs judged (its runs are judged in order)
+	// ran holds a hash of every schedule the lane ran (its faults and
+	// seed, as Schedule.String writes them): no schedule runs twice.
+	ran map[uint64]struct{}
+}
+
+// schedule is the schedule of lane l's run t, the campaign's run i: its
+// strategy's, with a fault that starts by itself (startable), and one the
+// lane has not run. A strategy that gives a schedule run before is asked
+// again, a few times; then the schedule runs with a seed of its own
+// (below the campaign's, where no fresh draw's lies).
+func (c *campaign) schedule(l *lane, t, i int) Schedule {
+	key := func(s Schedule) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(s.String()))
+		return h.Sum64()
+	}
+	var sched Schedule
+	for try := 0; try < 4; try++ {
+		sched = l.st.next(t, i)
+		sched.Faults = startable(c.cfg.Scenario, c.vocab, sched.Faults)
+		if _, ok := l.ran[key(sched)]; !ok {
+			break
+		}
+	}
+	for k := int64(1); ; k++ {
+		if _, ok := l.ran[key(sched)]; !ok {
+			break
+		}
+		sched.Seed = c.cfg.Seed - k*int64(c.cfg.Lanes) - int64(l.index)
+	}
+	l.ran[key(sched)] = struct{}{}
+	return sched
 }
 
 func newCampaign(cfg Campaign) (*campaign, error) {
@@ -192,7 +227,7 @@ func newCampaign(cfg Campaign) (*campaign, error) {
 		return nil, fmt.Errorf("%w: %s: the vocabulary names no fault", ErrBadCampaign, cfg.Scenario.File)
 	}
 	from, count := Shard(0, cfg.Lanes, cfg.Shard, cfg.Shards)
-	c := &campaign{cfg: cfg, tally: NewTally(), seen: map[string]struct{}{}}
+	c := &campaign{cfg: cfg, tally: NewTally(), seen: map[string]struct{}{}, vocab: cfg.Scenario.Vocabulary()}
 	h := cfg.Header
 	h.Kind, h.Strategy, h.Driver, h.Seed = "campaign", cfg.Strategy, cfg.Runner.Name(), cfg.Seed
 	h.Runs, h.TimeNS, h.Lanes, h.Workers = cfg.Runs, int64(cfg.Time), cfg.Lanes, cfg.Workers
@@ -215,7 +250,7 @@ func newCampaign(cfg Campaign) (*campaign, error) {
 		if g, ok := st.(*guided); ok {
 			g.real = !cfg.Runner.Exact()
 		}
-		c.lanes = append(c.lanes, &lane{index: l, st: st, observed: map[int]*observation{}})
+		c.lanes = append(c.lanes, &lane{index: l, st: st, observed: map[int]*observation{}, ran: map[uint64]struct{}{}})
 	}
 	if cfg.CorpusDir != "" && cfg.Strategy == Guided {
 		if err := os.MkdirAll(cfg.CorpusDir, 0o755); err != nil {
@@ -285,7 +320,7 @@ issue:
 				}
 				l.st.observe(l.applied, o)
 			}
-			s := &slot{lane: l, t: t, i: i, sched: l.st.next(t, i), done: make(chan struct{})}
+			s := &slot{lane: l, t: t, i: i, sched: c.schedule(l, t, i), done: make(chan struct{})}
 			s.sc, s.err = s.sched.Scenario(c.cfg.Scenario)
 			go func() {
 				defer close(s.done)
@@ -343,6 +378,8 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		if r.Signature = Signature(res, run.History); r.Signature != "" || res.Valid == checks.False {
 			r.Note = strings.TrimPrefix(firstNote(res.Notes), ": ")
 		}
+		r.Also = alsoFailed(res)
+		r.Unfired, r.Idle = unfired(s.sc, len(c.cfg.Scenario.Faults), run.History)
 		r.Dir = run.Dir
 	}
 	if r.Failed() || r.Interrupted {
@@ -457,6 +494,50 @@ func faultTables(sc *scenario.Scenario, own int) string {
 		b.WriteString("[[faults]]\n" + strings.TrimRight(block, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// alsoFailed are the checks that found a violation besides the first
+// (see Signature), in the order they ran.
+func alsoFailed(res *verdict.Results) []string {
+	first, ok := firstViolation(res)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, name := range res.Order {
+		if name != first && res.Checks[name].Valid == checks.False {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// unfired counts the faults of a run's schedule (sc's faults from own on)
+// armed on a trigger that no event fired: the history has no start of
+// theirs. idle is true when the schedule has faults and none of them
+// started (a fault that found no target does not start either).
+func unfired(sc *scenario.Scenario, own int, h *history.History) (n int, idle bool) {
+	if sc == nil || h == nil || own >= len(sc.Faults) {
+		return 0, false
+	}
+	started := map[string]bool{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Kind == history.KindNemesis && e.Phase == history.PhaseStart {
+			name, _, _ := strings.Cut(e.Name, "#")
+			started[name] = true
+		}
+	}
+	idle = true
+	for i := own; i < len(sc.Faults); i++ {
+		name := fmt.Sprintf("faults[%d]", i)
+		if started[name] {
+			idle = false
+		} else if sc.Faults[i].When != nil {
+			n++
+		}
+	}
+	return n, idle
 }
 
 func firstNote(notes []string) string {

@@ -84,6 +84,14 @@ type RunResult struct {
 	Note      string `json:"note,omitempty"`
 	Dir       string `json:"dir,omitempty"`
 	Faults    string `json:"faults,omitempty"`
+	// Also are the other checks that found a violation, which the
+	// signature leaves out (it is the first violation's alone).
+	Also []string `json:"also,omitempty"`
+	// Unfired counts the schedule's faults armed on a trigger that no
+	// event of the run fired: they never happened; Idle is true when no
+	// fault of the schedule happened at all.
+	Unfired int  `json:"unfired,omitempty"`
+	Idle    bool `json:"idle,omitempty"`
 	// WallNS is the real time the run took.
 	WallNS int64 `json:"wall_ns,omitempty"`
 	// Error is set when the run could not be carried out; Interrupted
@@ -295,7 +303,11 @@ type Tally struct {
 	// Runs are the runs judged (interrupted ones are not).
 	Runs                                   int
 	AsExpected, Unexpected, Unknown, Error int
-	groups                                 []*RunGroup
+	// Unfired counts the runs with a fault that never fired (a trigger
+	// nothing in the run set off), UnfiredFaults those faults, Idle the
+	// runs in which no fault of the schedule happened at all.
+	Unfired, UnfiredFaults, Idle int
+	groups                       []*RunGroup
 	index                                  map[string]*RunGroup
 }
 
@@ -309,6 +321,9 @@ type RunGroup struct {
 	First RunResult
 	// AsExpected is true when the scenario expects this violation.
 	AsExpected bool
+	// Also counts, by check, the runs of the group in which another
+	// check failed too (the signature names the first violation's).
+	Also map[string]int
 }
 
 // NewTally returns an empty tally.
@@ -321,6 +336,13 @@ func (t *Tally) Add(r RunResult) (newKind bool) {
 		return false
 	}
 	t.Runs++
+	if r.Unfired > 0 {
+		t.Unfired++
+		t.UnfiredFaults += r.Unfired
+	}
+	if r.Idle {
+		t.Idle++
+	}
 	switch {
 	case r.Error != "":
 		t.Error++
@@ -345,6 +367,12 @@ func (t *Tally) Add(r RunResult) (newKind bool) {
 		t.groups = append(t.groups, g)
 	}
 	g.Count++
+	for _, c := range r.Also {
+		if g.Also == nil {
+			g.Also = map[string]int{}
+		}
+		g.Also[c]++
+	}
 	if len(g.Runs) < MaxListed {
 		g.Runs = append(g.Runs, r.Run)
 	}

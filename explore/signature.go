@@ -139,9 +139,12 @@ func violationStart(c checks.Result) int64 {
 // same id: its process was one started again after it went down;
 // paused: it was paused at some moment of the violation; cut off: a
 // partition in force when it began cut it from others), then the kinds
-// of fault in force ("in force: partition, pause") or "no fault in
-// force". Kinds, not names or nodes: the same cause hits other nodes at
-// other times from one run to the next.
+// of fault in force that hit one of its nodes, or every node or link
+// ("in force: partition, pause"), or "no fault in force". Kinds, not
+// names or nodes: the same cause hits other nodes at other times from one
+// run to the next; and not a fault of a node the violation is not about
+// (a follower crashed while the leader was cut off), no part of its
+// cause.
 func causeOf(h *history.History, c checks.Result) string {
 	from := violationStart(c)
 	to := from
@@ -213,7 +216,11 @@ func causeOf(h *history.History, c checks.Result) string {
 	}
 	var kinds []string
 	for _, f := range open {
-		if !slices.Contains(kinds, f.kind) {
+		hits := len(nodes) == 0 || len(f.nodes) == 0 // a violation of no node, a fault of every node or link
+		for _, n := range f.nodes {
+			hits = hits || nodes[n]
+		}
+		if hits && !slices.Contains(kinds, f.kind) {
 			kinds = append(kinds, f.kind)
 		}
 		if f.kind == "partition" {
