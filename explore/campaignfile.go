@@ -308,7 +308,7 @@ type Tally struct {
 	// runs in which no fault of the schedule happened at all.
 	Unfired, UnfiredFaults, Idle int
 	groups                       []*RunGroup
-	index                                  map[string]*RunGroup
+	index                        map[string]*RunGroup
 }
 
 // RunGroup is the runs that failed one way.
