@@ -187,7 +187,21 @@ func causeOf(h *history.History, c checks.Result) string {
 			if lastsInForce(e) {
 				open[id] = fault{kind: e.What, nodes: e.Nodes}
 			}
-		case e.Kind == history.KindProcess && nodes[e.Node]:
+		case e.Kind == history.KindProcess && e.Time <= from && (e.What == history.ProcStart || e.What == history.ProcResume):
+			// A node up again is no longer crashed, one running no longer
+			// paused: the fault is over for it, whatever ended it.
+			for id, f := range open {
+				if f.kind == "crash" || f.kind == "pause" {
+					f.nodes = slices.DeleteFunc(slices.Clone(f.nodes), func(n string) bool { return n == e.Node })
+					if len(f.nodes) == 0 {
+						delete(open, id)
+					} else {
+						open[id] = f
+					}
+				}
+			}
+		}
+		if e.Kind == history.KindProcess && nodes[e.Node] {
 			n, before := e.Node, e.Time <= from
 			switch e.What {
 			case history.ProcPause:
