@@ -429,7 +429,7 @@ func campaignLine(p explore.CampaignProgress, elapsed time.Duration, width int) 
 		default:
 			var parts []string
 			for _, g := range groups {
-				parts = append(parts, fmt.Sprintf("%s %d", checksOf(g.Signature), g.Count))
+				parts = append(parts, fmt.Sprintf("%s %d", shortKind(g.Signature), g.Count))
 			}
 			s += " · failed: " + strings.Join(parts, ", ")
 		}
@@ -447,15 +447,21 @@ func campaignLine(p explore.CampaignProgress, elapsed time.Duration, width int) 
 	return console.Printable(s)
 }
 
-// checksOf is a signature shortened to its checks: "two-leaders: N both
-// … + agreement: …" is "two-leaders+agreement".
-func checksOf(sig string) string {
-	var names []string
-	for _, part := range strings.Split(sig, " + ") {
-		name, _, _ := strings.Cut(part, ":")
-		names = append(names, name)
+// shortKind is a signature shortened for the progress line: its check and
+// the first words of its cause, "two-leaders (restarted under the same
+// id)" for "two-leaders: nodes both … (restarted under the same id; no
+// fault in force)"; a signature without a cause, its check alone.
+func shortKind(sig string) string {
+	name, rest, _ := strings.Cut(sig, ":")
+	i := strings.LastIndex(rest, " (")
+	if i < 0 || !strings.HasSuffix(rest, ")") {
+		return name
 	}
-	return strings.Join(names, "+")
+	cause := rest[i+2 : len(rest)-1]
+	if j := strings.IndexAny(cause, ",;"); j >= 0 {
+		cause = cause[:j]
+	}
+	return name + " (" + cause + ")"
 }
 
 // groupOf is the group a failing run was counted in.
