@@ -135,7 +135,7 @@ func violationStart(c checks.Result) int64 {
 // causeOf says what the history shows of a violation's cause, as the
 // explanations name it, and the faults in force when it began: "at
 // start-up, before any fault" when no fault had begun by then; else the
-// causes that hold for one of the violation's nodes (restarted under the
+// causes that hold for one of the nodes it involves (involved) (restarted under the
 // same id: its process was one started again after it went down;
 // paused: it was paused at some moment of the violation; cut off: a
 // partition in force when it began cut it from others), then the kinds
@@ -160,10 +160,7 @@ func causeOf(h *history.History, c checks.Result) string {
 	}
 	open := map[string]fault{}
 	began := false
-	nodes := map[string]bool{}
-	for _, n := range c.Nodes {
-		nodes[n] = true
-	}
+	nodes := involved(h, c, from)
 	down := map[string]bool{}      // a node whose process went down by then
 	again := map[string]bool{}     // a node started again after going down
 	pausedNow := map[string]bool{} // a node paused when the violation began
@@ -267,6 +264,39 @@ func causeOf(h *history.History, c checks.Result) string {
 		return faults
 	}
 	return strings.Join(causes, ", ") + "; " + faults
+}
+
+// involved are the nodes a violation is about: those its check names, the
+// nodes of its evidence, and the leaders believed in when it began (the
+// coordinator that granted a lock twice, the leader a stale read went
+// past): a check of clients names the nodes they went through, not the
+// node whose amnesia or pause let it happen.
+func involved(h *history.History, c checks.Result, from int64) map[string]bool {
+	nodes := map[string]bool{}
+	for _, n := range c.Nodes {
+		nodes[n] = true
+	}
+	for _, e := range c.Evidence {
+		if e.Node != "" {
+			nodes[e.Node] = true
+		}
+	}
+	belief := map[string]string{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Time > from {
+			break
+		}
+		if e.Kind == history.KindReport && e.What == history.ReportLeader {
+			belief[e.Node] = e.Value
+		}
+	}
+	for _, leader := range belief {
+		if leader != "" {
+			nodes[leader] = true
+		}
+	}
+	return nodes
 }
 
 // lastsInForce reports whether a nemesis start stays in force until its
