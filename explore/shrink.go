@@ -322,9 +322,12 @@ type Measured struct {
 // sig says, or, when sig is "", each way it fails with a violation,
 // keeping the commonest: among equals, prefer when one of them is it (the
 // failure the scenario was kept for: a campaign's kept run names its own
-// signature in its file), else the first seen. A run that failed without
-// a violation (a check unknown, an expected violation missing: see
-// Violated) is no failure to shrink. after, when set, is told after each
+// signature in its file), else the first seen. On a Runner that is not
+// exact, a run that failed without a violation (a check unknown, an
+// expected violation missing: see Violated) is no failure to shrink: a
+// smaller scenario "fails" so by showing less, down to nothing. On an
+// exact Runner the one run's failure is the one to shrink, whatever it
+// is. after, when set, is told after each
 // run its number (from 1), its signature ("" for a run as expected) or
 // the error that kept it from being carried out. A cancelled ctx ends it
 // early, with the runs done. The error is for no run carried out at all.
@@ -343,7 +346,7 @@ func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig, p
 		s := ""
 		if err != nil {
 			m.Errors, m.Err = m.Errors+1, err
-		} else if s = Signature(run.Results, run.History); s != "" && (s == sig || (sig == "" && Violated(s))) {
+		} else if s = Signature(run.Results, run.History); s != "" && (s == sig || (sig == "" && (Violated(s) || r.Exact()))) {
 			if m.Failures[s] == 0 {
 				order = append(order, s)
 			}
