@@ -39,7 +39,7 @@ func testdataPath(t *testing.T, name string) string {
 func TestShrinkNodeProcesses(t *testing.T) {
 	debian.Program(t, "python3", "python3")
 	dir := t.TempDir()
-	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "2", "--budget", "9", "--quiet")
+	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "2", "--budget", "14", "--quiet")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
