@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -42,4 +44,50 @@ func TestCampaignLines(t *testing.T) {
 	if tally.AsExpected != 1 || tally.Unexpected != 1 {
 		t.Errorf("counts %d as expected, %d unexpected", tally.AsExpected, tally.Unexpected)
 	}
+}
+
+// The summary says how many runs had faults that never fired, and, for a
+// kind of failure, which other checks failed in its runs besides the one
+// its signature names.
+func TestCampaignSummarySaysUnfiredAndAlso(t *testing.T) {
+	tally := explore.NewTally()
+	sig := "two-leaders: nodes both believed they were the leader (cut off; in force: partition)"
+	tally.Add(explore.RunResult{Run: 1, Outcome: verdict.AsExpected, Valid: "true", Unfired: 2, Idle: true})
+	tally.Add(explore.RunResult{Run: 2, Outcome: verdict.Unexpected, Valid: "false", Signature: sig})
+	tally.Add(explore.RunResult{Run: 3, Outcome: verdict.Unexpected, Valid: "false", Signature: sig, Also: []string{"agreement"}})
+	tally.Add(explore.RunResult{Run: 4, Outcome: verdict.Unexpected, Valid: "false", Signature: sig, Also: []string{"lost-writes"}})
+	out := captureStdout(t, func() { printGroups(tally, func(*explore.RunGroup) string { return "" }) })
+	for _, want := range []string{
+		"faults that never fired: 2 faults in 1 run of 4",
+		"in 1 run no fault of the schedule happened at all",
+		"  " + sig + " (not as expected)",
+		"other checks that failed too, of its 3 runs: agreement in 1, lost-writes in 1",
+		"first at run 2:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, sig); n != 1 {
+		t.Errorf("the one cause is %d lines, want 1:\n%s", n, out)
+	}
+}
+
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	f()
+	os.Stdout = old
+	w.Close()
+	return <-done
 }
