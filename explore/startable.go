@@ -4,24 +4,43 @@ import (
 	"slices"
 	"time"
 
+	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
 )
 
-// startable makes sure a schedule can start: when none of its faults
-// starts by itself (at a time, or on an event the system makes with no
-// fault at all), each waits for an event that only a fault could bring
-// about, and nothing in the run sets any off: the run would pass with no
-// fault. Its first fault then starts at its arming time instead of on
-// its trigger, where the vocabulary has time. A leader-change trigger on
-// real servers (whose cluster changes leader only after a fault), a
-// process start or crash (only a fault restarts or kills a node), a
-// trigger armed after the election the workload asks for: each waits for
-// another fault of the schedule to set it off, and when there is none, it
-// is drawn as a time. Faults and their order are kept; only that one
-// fault's trigger is dropped.
+// startable makes sure no fault of a schedule waits on a trigger that
+// nothing in its run can set off, where the vocabulary has time (else the
+// vocabulary asked for triggers alone, and the schedule is as drawn):
+//
+//   - a fault on a process's start or crash, when no other fault of the
+//     schedule restarts or kills a node (a crash that lasts, a restart, a
+//     replacement; a crash, a replacement), starts at its arming time;
+//   - when none of the faults then starts by itself (at a time, or on an
+//     event the system makes with no fault at all: byItself), each waits
+//     for an event only a fault could bring about, a leader change on
+//     real servers (whose cluster changes leader only after a fault) or
+//     after the election the workload asks for, and the run would pass
+//     with no fault: the first starts at its arming time instead.
+//
+// Faults and their order are kept; only those triggers are dropped.
 func startable(sc *scenario.Scenario, v scenario.Vocabulary, faults []scenario.Fault) []scenario.Fault {
 	if len(faults) == 0 || !slices.Contains(v.Triggers, scenario.TriggerTime) {
 		return faults
+	}
+	// A fault on a process's start or crash waits for a fault of the
+	// schedule that restarts or kills a node: with none, it starts at
+	// its time.
+	cloned := false
+	for i, f := range faults {
+		if f.When == nil || f.When.Process == "" || makesProcess(faults, i, f.When.Process) {
+			continue
+		}
+		if !cloned {
+			faults, cloned = slices.Clone(faults), true
+		}
+		g := cloneFault(f)
+		g.When = nil
+		faults[i] = g
 	}
 	first := -1
 	for i, f := range faults {
@@ -37,6 +56,30 @@ func startable(sc *scenario.Scenario, v scenario.Vocabulary, faults []scenario.F
 	f.When = nil
 	out[first] = f
 	return out
+}
+
+// makesProcess reports whether a fault of faults other than the i-th
+// makes a process event of what: a start (a crash that lasts, a restart,
+// a replacement) or a crash (a crash, a replacement).
+func makesProcess(faults []scenario.Fault, i int, what string) bool {
+	for j, f := range faults {
+		if j == i {
+			continue
+		}
+		switch nemesis.Kind(f.Kind) {
+		case nemesis.Replace:
+			return true
+		case nemesis.Restart:
+			if what == "start" {
+				return true
+			}
+		case nemesis.Crash:
+			if what == "crash" || f.For.D > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // byItself reports whether the system makes an event that w matches at

@@ -61,6 +61,20 @@ func TestNoScheduleWaitsOnTriggersAlone(t *testing.T) {
 		t.Errorf("%d of 1000 draws were all on a leader change, want about a quarter", changed)
 	}
 
+	// A process's start comes only after a fault restarts it: a pause on
+	// it starts at its time unless the schedule has such a fault.
+	start := &scenario.When{Process: "start"}
+	alone := startable(sc, v, []scenario.Fault{{Kind: "partition", Shape: "isolate", At: dur(600e6), For: dur(300e6)},
+		{Kind: "pause", At: dur(700e6), For: dur(100e6), When: start}})
+	if alone[1].When != nil || alone[0].When != nil {
+		t.Errorf("a pause on a start no fault brings about: %s", Schedule{Faults: alone})
+	}
+	crashed := startable(sc, v, []scenario.Fault{{Kind: "crash", At: dur(600e6), For: dur(300e6)},
+		{Kind: "pause", At: dur(700e6), For: dur(100e6), When: start}})
+	if crashed[1].When == nil {
+		t.Errorf("a pause on the start a crash brings about was made a time: %s", Schedule{Faults: crashed})
+	}
+
 	// A lock's grants come with no fault: a schedule that waits on them
 	// is run as drawn.
 	lock := parse(t, `algorithm = "centralised"
