@@ -195,7 +195,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	}
 	if m.Run == nil {
 		out.close()
-		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run of %d failed or was other than expected: nothing to shrink; more --runs may show a rare failure, coup explore finds one\n", console.Printable(sc.File), m.Rate.Runs)
+		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run of %d found a violation: nothing to shrink; more --runs may show a rare failure, coup explore finds one\n", console.Printable(sc.File), m.Rate.Runs)
 		return verdict.ExitInput
 	}
 	out.printf("it fails as: %s, in %s runs\n", console.Printable(m.Signature), m.Rate)
