@@ -45,7 +45,7 @@ type strategy interface {
 
 // observation is what a run showed, as a strategy learns it.
 type observation struct {
-	run      int // the campaign's run index
+	run      int // the campaign's run number, from 1 (0: none)
 	sched    Schedule
 	features Features
 	moments  []Moment

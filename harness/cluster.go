@@ -146,7 +146,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	if r.sc.Command != nil {
 		init.Algorithm = "" // a foreign node runs what it runs
 	}
-	init.DeferStart = r.sc.StateMachine()
+	init.DeferStart = r.sc.DefersStart()
 	body, _ := json.Marshal(init)
 	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)
 	log, limit := filepath.Join(r.dir, m.name+".log"), r.sc.InitLimit()
@@ -257,7 +257,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 			m.proc, m.out = p, out
 			m.mu.Unlock()
 			r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcStart, Incarnation: inc, Detail: "pid " + strconv.Itoa(p.Pid())})
-			if r.sc.StateMachine() {
+			if r.sc.DefersStart() {
 				body, _ := json.Marshal(wire.StartBody{Type: "start"})
 				r.enqueue(m, delivery{line: (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)})
 			}

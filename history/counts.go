@@ -20,6 +20,10 @@ const (
 	// for want of a target (a "leader" when no live node claims to be
 	// one, a node already down): the run went on without them.
 	CountFaultsSkipped = "faults.skipped"
+	// CountFaultsUnfired counts the faults armed on a trigger (when =
+	// {...}) that no event fired before the heal: nothing in the run set
+	// them off, so they never happened.
+	CountFaultsUnfired = "faults.unfired"
 	// CountRefused counts everything refused from nodes.
 	CountRefused = "refused"
 	// CountUnsummed, followed by "." and a node's name, counts the

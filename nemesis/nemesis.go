@@ -253,6 +253,22 @@ func (n *Nemesis) Observe(e history.Event) []Action {
 	return out
 }
 
+// Unfired are the faults armed on a trigger that no event has fired, in
+// the scenario's order, each as people read it: "faults[2] (pause on
+// report leader, armed at 1s)". A fault whose trigger fired is not one,
+// even when its start found no target (Action.Skip says so). At the heal,
+// they are the faults that never happened: nothing in the run set off
+// their trigger.
+func (n *Nemesis) Unfired() []string {
+	var out []string
+	for _, fs := range n.faults {
+		if fs.f.When != nil && !fs.fired {
+			out = append(out, fmt.Sprintf("faults[%d] (%s on %s, armed at %s)", fs.index, fs.f.Kind, fs.f.When, fs.f.At))
+		}
+	}
+	return out
+}
+
 // Relevant reports whether the nemesis needs to observe e: process events,
 // reports, and the ends of lock operations (who holds the lock). A driver
 // may filter the rest out.

@@ -371,6 +371,9 @@ func statRows(s *verdict.Stats) [][2]string {
 	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
+	if n := s.Counts[history.CountFaultsUnfired]; n > 0 {
+		rows = append(rows, [2]string{"faults never fired (a trigger nothing set off)", fmt.Sprint(n)})
+	}
 	rows = append(rows, pollRows(s.Polls)...)
 	if _, ok := s.Counts[history.CountLinkConns]; ok {
 		for _, l := range []struct{ key, label string }{

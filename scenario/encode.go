@@ -48,6 +48,9 @@ func (s *Scenario) Encode(header string) []byte {
 		kv("command", s.Command)
 	}
 	dur("init_timeout", s.InitTimeout)
+	if s.DeferStart {
+		kv("defer_start", true)
+	}
 	kv("nodes", s.Nodes)
 	if !defaultIDs(s.IDs) {
 		kv("ids", s.IDs)

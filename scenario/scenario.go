@@ -28,6 +28,12 @@ type Scenario struct {
 	// InitTimeout is how long each node has to answer init, at the start
 	// and after a restart (default: 5s plus 20ms per node).
 	InitTimeout Duration `toml:"init_timeout"`
+	// DeferStart asks a foreign node (command) to start its algorithm only
+	// on the harness's start message, sent to every node together once
+	// all have answered init (init carries "defer_start": true), so that
+	// a node that starts fast does not elect itself before the slowest is
+	// up. Built-in state machines always start so (DefersStart).
+	DeferStart bool `toml:"defer_start"`
 	// Nodes is the number of nodes, named n1..nN in ring order.
 	Nodes int `toml:"nodes"`
 	// IDs are the nodes' election identifiers in ring order; by default
@@ -380,6 +386,11 @@ func (s *Scenario) StateMachine() bool {
 	spec, ok := algorithms.Lookup(s.Algorithm)
 	return s.Command == nil && ok && spec.Program == nil
 }
+
+// DefersStart reports whether the nodes start their algorithm on the
+// harness's start message rather than at init: a built-in state machine
+// always, a foreign node with defer_start.
+func (s *Scenario) DefersStart() bool { return s.StateMachine() || (s.Command != nil && s.DeferStart) }
 
 // ChecksumsOn reports whether nodes sum their messages.
 func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }

@@ -63,6 +63,13 @@ func (s *Scenario) validate() error {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
 	}
 	s.resolveCommand()
+	if s.DeferStart && s.Command == nil {
+		what := "a built-in algorithm always starts on coup's start message"
+		if s.Server != nil {
+			what = "real servers get no init and no start message"
+		}
+		return s.errorf("defer_start", "for a node program of your own (command) only: %s", what)
+	}
 	if s.Nodes < 1 {
 		return s.errorf("nodes", "must be at least 1, got %d", s.Nodes)
 	}

@@ -481,6 +481,9 @@ func (r *Results) Summary() string {
 	if n := r.Stats.Counts[history.CountFaultsSkipped]; n > 0 {
 		fmt.Fprintf(&b, "  faults skipped: %s did not happen, for want of a target (harness.log says which and why)\n", console.Plural(int(n), "fault occurrence", "fault occurrences"))
 	}
+	if n := r.Stats.Counts[history.CountFaultsUnfired]; n > 0 {
+		fmt.Fprintf(&b, "  faults never fired: %s armed on a trigger that nothing in the run set off (harness.log says which)\n", console.Plural(int(n), "fault", "faults"))
+	}
 	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
 	}
