@@ -44,6 +44,12 @@ type Host interface {
 	Up() bool
 	// Incarnation counts the host's starts.
 	Incarnation() int
+	// Pids lists every process of the host that runs, as pids on this
+	// machine (none while it is down): what a clock fault reaches.
+	Pids() []int
+	// Isolation says what holds the host's processes: "cgroup",
+	// "namespace" or "group" (isolation.go).
+	Isolation() string
 }
 
 // hostEvents are what a host tells its run.
@@ -63,7 +69,7 @@ type hostEvents struct {
 }
 
 // newHost is the host of a node: on this machine, as every host is for
-// now.
-func newHost(node *scenario.ServerNode, sv *scenario.Server, dir string, ev hostEvents) Host {
-	return newLocalHost(node, sv, dir, ev)
+// now, held as iso says.
+func newHost(node *scenario.ServerNode, sv *scenario.Server, dir string, iso *isolation, ev hostEvents) Host {
+	return newLocalHost(node, sv, dir, iso, ev)
 }

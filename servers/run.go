@@ -71,6 +71,11 @@ type run struct {
 
 	log *lifecycle.Log // harness.log and the console
 
+	// iso is what holds each host's processes, chosen once for the run;
+	// isoErr says why the scenario's isolation cannot be had here.
+	iso    *isolation
+	isoErr error
+
 	// A run that a Session keeps (keep) outlives its first lifecycle:
 	// its Stop ends only the clients, and the cluster serves the next
 	// episode (episode, resume). hist is the history's path (the
@@ -114,16 +119,21 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string)
 	r.hist = filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifeConfig(sc, r.nem))
+	r.iso, r.isoErr = chooseIsolation(sc.Server)
+	r.life = lifecycle.New(r, lifeConfig(sc, r.nem, r.iso))
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r
 }
 
-// lifeConfig is the lifecycle's configuration of a run of sc.
-func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis) lifecycle.Config {
+// lifeConfig is the lifecycle's configuration of a run of sc, whose
+// hosts iso holds (nil: it cannot be had).
+func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis, iso *isolation) lifecycle.Config {
 	meta := lifecycle.RunMeta(sc)
 	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	if iso != nil {
+		meta.Isolation = iso.kind
+	}
 	return lifecycle.Config{Nemesis: nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D}
 }
 
@@ -179,6 +189,11 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		return step, err
 	}
 	r.obs.learnAddresses(r.layout.nodes)
+	step = "choosing what holds the hosts' processes"
+	if r.isoErr != nil {
+		return step, r.isoErr
+	}
+	r.progress("hosts: %s isolation (%s)", r.iso.kind, r.iso.why)
 	for _, node := range r.layout.nodes {
 		s := newServer(r, node)
 		r.servers = append(r.servers, s)

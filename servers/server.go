@@ -32,7 +32,7 @@ var (
 
 func newServer(r *run, node *scenario.ServerNode) *server {
 	s := &server{r: r, id: node.ID, data: node}
-	s.host = newHost(node, r.sv, r.dir, hostEvents{
+	s.host = newHost(node, r.sv, r.dir, r.iso, hostEvents{
 		line:     func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
 		exited:   s.exited,
 		launched: s.clockStarted,
