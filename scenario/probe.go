@@ -106,9 +106,9 @@ func (p *Probe) String() string {
 }
 
 // validateProbe checks a probe whose key is at, among the ports of its
-// process; def is the port taken when the probe is not given ("" for
-// none).
-func (s *Scenario) validateProbe(at string, p *Probe, ports []string, def string) error {
+// process (whose says whose: "the ports", "the sidecar's ports"); def is
+// the port taken when the probe is not given ("" for none).
+func (s *Scenario) validateProbe(at string, p *Probe, whose string, ports []string, def string) error {
 	if p.err != "" {
 		return s.errorf(at, "%s", p.err)
 	}
@@ -126,7 +126,7 @@ func (s *Scenario) validateProbe(at string, p *Probe, ports []string, def string
 	case n != 1:
 		return s.errorf(at, "give exactly one of port, command and http (%d given)", n)
 	case p.Port != "" && !slices.Contains(ports, p.Port):
-		return s.errorf(at, "%q is not one of the ports (%s)", p.Port, strings.Join(ports, ", "))
+		return s.errorf(at, "%q is not one of %s (%s)", p.Port, whose, strings.Join(ports, ", "))
 	case p.Port != "" && p.Match != "":
 		return s.errorf(at, "match reads an answer: a port gives none (give http or command)")
 	case len(p.Command) > 0 && p.Command[0] == "":

@@ -518,7 +518,7 @@ func (s *Scenario) validateServer() error {
 	default:
 		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
 	}
-	if err := s.validateProbe("server.ready", &sv.Ready, sv.Ports, sv.Ports[0]); err != nil {
+	if err := s.validateProbe("server.ready", &sv.Ready, "the ports", sv.Ports, sv.Ports[0]); err != nil {
 		return err
 	}
 	switch sv.Isolation {

@@ -125,7 +125,7 @@ func (s *Scenario) validateSidecars() error {
 		if len(sc.Ports) > 0 {
 			def = sc.Ports[0]
 		}
-		if err := s.validateProbe(at+".ready", &sc.Ready, sc.Ports, def); err != nil {
+		if err := s.validateProbe(at+".ready", &sc.Ready, "the sidecar's ports", sc.Ports, def); err != nil {
 			return err
 		}
 		switch {

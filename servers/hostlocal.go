@@ -346,13 +346,19 @@ func (h *localHost) waitReady(ctx context.Context, hp *hostProcess, env []string
 		case <-hp.exited:
 			// Its output is all in its log by now: the cause is usually
 			// at its end.
+			if hp.ready.Addr != "" {
+				return fmt.Errorf("%s exited before it accepted connections on %s%s", hp.label, hp.ready.Addr, console.LogTail(hp.log.Name()))
+			}
 			return fmt.Errorf("%s exited before it was ready (%s%s)%s", hp.label, hp.ready.What, pr.lastSaid(), console.LogTail(hp.log.Name()))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(every):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s was not ready within start_timeout %s: %s never answered as ready (%s)%s", hp.label, h.sv.StartTimeout.D, hp.ready.What, pr.last, console.LogTail(hp.log.Name()))
+			if hp.ready.Addr != "" {
+				return fmt.Errorf("%s did not accept connections on %s within %s (its last answer: %s)%s", hp.label, hp.ready.Addr, h.sv.StartTimeout.D, pr.last, console.LogTail(hp.log.Name()))
+			}
+			return fmt.Errorf("%s was not ready within start_timeout %s: %s never answered as ready (its last answer: %s)%s", hp.label, h.sv.StartTimeout.D, hp.ready.What, pr.last, console.LogTail(hp.log.Name()))
 		}
 	}
 }

@@ -82,6 +82,8 @@ type reading struct {
 	role, leader, self string
 	term               *int64
 	source             string
+	// borrowed is set when term is the node's, not the reading's own.
+	borrowed bool
 }
 
 func newObserver(r *run) *observer {
@@ -236,7 +238,7 @@ func (o *observer) observe(node string, gen int, rd *reading) {
 func (b *belief) borrow(rd *reading) *reading {
 	out := *rd
 	if out.term == nil {
-		out.term = b.knownTerm
+		out.term, out.borrowed = b.knownTerm, b.knownTerm != nil
 	}
 	if out.leader == "" && out.role != scenario.RoleLeader && sameTerm(out.term, b.knownLeaderTerm) {
 		out.leader = b.knownLeader
@@ -269,16 +271,25 @@ func (o *observer) resolveHeld() {
 	}
 }
 
-// ownTerm is a reading whose role says the node leads, but which names
-// another node as leader (a server that is master while its sidecar
-// names another master): the term it gives is that other's, so the
-// node's claim keeps the term it had, or has none. Any other reading is
-// returned as it is.
+// ownTerm is a reading whose role says the node leads, but whose term
+// is another node's: one that names another node as leader (a server
+// that is master while its sidecar names another master), or one that
+// took the node's known term, in which another node was named leader (a
+// server, without terms, that became master while its sidecar's last
+// epoch is the old master's). The node's claim then keeps the term it
+// had, or has none. Any other reading is returned as it is.
 func (o *observer) ownTerm(node string, b *belief, rd *reading) *reading {
-	if rd.role != scenario.RoleLeader || rd.leader == "" {
+	if rd.role != scenario.RoleLeader {
 		return rd
 	}
-	if other, ok := o.names[rd.leader]; !ok || other == node {
+	other := rd.leader
+	if other == "" && rd.borrowed && sameTerm(rd.term, b.knownLeaderTerm) {
+		other = b.knownLeader
+	}
+	if other == "" {
+		return rd
+	}
+	if id, ok := o.names[other]; !ok || id == node {
 		return rd
 	}
 	own := *rd

@@ -36,6 +36,13 @@ role = "follower"
 
 [[server.log]]
 match = '^term (?P<term>[0-9]+)$'
+
+[[server.log]]
+match = '^is master$'
+role = "leader"
+
+[[server.log]]
+match = '^epoch (?P<term>[0-9]+) master (?P<leader>n[0-9])$'
 `
 
 // feed runs hand-made log lines through an observer, as "node: line",
@@ -89,6 +96,9 @@ func TestReadingsNameTheirOwnNode(t *testing.T) {
 		{"a new term alone does not carry the old leader's name",
 			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: term 4", "n3: leader 4"},
 			"n1 n1 1; n2 n1 1; n3 n3 4; n2 n3 4"},
+		{"a master without terms takes no term that names another master",
+			[]string{"n2: follows n1 at term 0", "n2: epoch 0 master n1", "n2: is master", "n2: epoch 1 master n2"},
+			"n2 n1 0; n2 n2 -; n2 n2 1"},
 		{"two leaders in one term are both named as claimed",
 			[]string{"n1: leader 2", "n3: follows n1 at term 2", "n3: leader 2"},
 			"n1 n1 2; n3 n1 2; n3 n3 2"},

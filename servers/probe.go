@@ -42,7 +42,7 @@ func (p *prober) try(ctx context.Context, deadline time.Time) bool {
 	case p.probe.Addr != "":
 		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.probe.Addr)
 		if err != nil {
-			p.last = "connect: " + errText(err)
+			p.last = errText(err)
 			return false
 		}
 		c.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -75,6 +76,9 @@ type run struct {
 	// isoErr says why the scenario's isolation cannot be had here.
 	iso    *isolation
 	isoErr error
+	// unattributed is the last connection the proxies could not
+	// attribute, as they said it (a failed start names it).
+	unattributed atomic.Pointer[string]
 
 	// A run that a Session keeps (keep) outlives its first lifecycle:
 	// its Stop ends only the clients, and the cluster serves the next
@@ -162,7 +166,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+		return fmt.Errorf("%w: %w%s", lifecycle.ErrNodeStart, err, r.startNote())
 	}
 	r.up = true
 	for _, s := range r.servers {
