@@ -196,6 +196,12 @@ func (pt probeTemplates) render(p Probe, n *ServerNode) (RenderedProbe, error) {
 	if out.Command, err = execAll(pt.command, n); err != nil {
 		return out, err
 	}
+	switch {
+	case out.HTTP != "":
+		out.What = "GET " + out.HTTP
+	case len(out.Command) > 0:
+		out.What = fmt.Sprintf("the command %q", out.Command)
+	}
 	return out, nil
 }
 

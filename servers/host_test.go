@@ -45,6 +45,7 @@ type testHost struct {
 	mu     sync.Mutex
 	lines  []string
 	exited []string
+	logged []string // harness.log's lines
 }
 
 func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
@@ -70,7 +71,12 @@ func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
 			th.exited = append(th.exited, detail)
 			th.mu.Unlock()
 		},
-		logf:     t.Logf,
+		logf: func(format string, args ...any) {
+			th.mu.Lock()
+			th.logged = append(th.logged, fmt.Sprintf(format, args...))
+			th.mu.Unlock()
+			t.Logf(format, args...)
+		},
 		progress: t.Logf,
 	})
 	t.Cleanup(func() { th.Stop() })

@@ -125,7 +125,7 @@ for = "300ms"
 }
 
 // The same, as a user who is not root: this test binary again, as
-// nobody, in a folder nobody may write. It runs where coup runs as root
+// nobody, in a folder nobody may write (and there, user is refused). It runs where coup runs as root
 // and setpriv is installed, and is skipped, with the reason, where
 // nobody's run skips.
 func TestHostHoldsASetsidWorkerAsAUser(t *testing.T) {
@@ -153,7 +153,7 @@ func TestHostHoldsASetsidWorkerAsAUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-		bin, "-test.run", "^TestHostHoldsASetsidWorker$", "-test.v", "-test.count=1")
+		bin, "-test.run", "^(TestHostHoldsASetsidWorker|TestUserRefusedWithoutRoot)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
 	out, err := cmd.CombinedOutput()
@@ -165,6 +165,8 @@ func TestHostHoldsASetsidWorkerAsAUser(t *testing.T) {
 		t.Skipf("as nobody, skipped:\n%s", text)
 	case !strings.Contains(text, "--- PASS: TestHostHoldsASetsidWorker") || !strings.Contains(text, "isolation "+isolationNamespace):
 		t.Fatalf("as nobody, want a pass in a namespace:\n%s", text)
+	case !strings.Contains(text, "--- PASS: TestUserRefusedWithoutRoot"):
+		t.Fatalf("as nobody, want user refused:\n%s", text)
 	}
 	t.Logf("as nobody:\n%s", text)
 }
