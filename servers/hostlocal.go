@@ -8,11 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/coupharness/coup/internal/console"
@@ -47,6 +45,7 @@ type localHost struct {
 	box    box            // the host's, while it runs; nil when down
 	procs  []*hostProcess // running, the server first; nil when down
 	inc    int
+	execs  int // counts the commands run on the host (Exec)
 	paused bool
 	logs   map[string]*os.File // by file name, opened at the first start
 	logMu  sync.Mutex          // one line at a time in each log
@@ -464,26 +463,49 @@ func (h *localHost) Pids() []int {
 // Isolation says what holds the host's processes (Host).
 func (h *localHost) Isolation() string { return h.iso.kind }
 
-// Exec runs a command in the node's folder, in a process group of its
-// own, its output written to the server's log (Host).
+// Exec runs a command on the host, in a box of its own held as the
+// host's processes are (its cgroup or namespace, its user), in the
+// node's folder, its output written to the server's log; when ctx ends
+// first, every process it started is killed (Host).
 func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	log, err := h.log(h.id + ".log")
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = h.node.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	h.mu.Lock()
+	h.execs++
+	n := h.execs
+	h.mu.Unlock()
+	bx, err := h.iso.newBox(h.id+"-exec", n, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		bx.kill()
+		if err := bx.close(); err != nil {
+			h.ev.logf("%s: %v", h.id, err)
+		}
+	}()
 	h.logMu.Lock()
 	fmt.Fprintf(log, "--- coup: %q\n", argv)
 	h.logMu.Unlock()
-	out, err := cmd.CombinedOutput()
-	h.logMu.Lock()
-	log.Write(out)
-	h.logMu.Unlock()
-	return err
+	p, err := bx.launch(launchSpec{argv: argv, dir: h.node.Dir, stdout: log, stderr: log, leader: true})
+	if err != nil {
+		return err
+	}
+	done := make(chan string, 1)
+	go func() { done <- p.Wait() }()
+	select {
+	case detail := <-done:
+		if detail != "exit status 0" {
+			return fmt.Errorf("%q: %s", argv, detail)
+		}
+		return nil
+	case <-ctx.Done():
+		bx.kill()
+		<-done
+		return fmt.Errorf("%q: %w", argv, ctx.Err())
+	}
 }
 
 // Wipe removes the node's data folder (Host).
