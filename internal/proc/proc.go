@@ -15,7 +15,14 @@
 // signal), and a reaper kills what is left of each node's group: a small
 // shell, started with the first node, in its own group, that is told of
 // every group that starts and ends and, when its input closes because the
-// harness has gone, kills the groups still running.
+// harness has gone, kills the groups still running, and the cgroups it
+// was told of (a real server's hosts, as root).
+//
+// A real server's host may be held more firmly (the servers package
+// chooses): in a cgroup (Spec.Cgroup), or in a PID namespace of its own
+// (Namespace, namespace.go), whose first process is this program again
+// (nsinit.go), which starts the host's processes, signals every process
+// of the namespace at once, and whose end is theirs.
 package proc
 
 import (
