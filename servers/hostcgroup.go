@@ -23,9 +23,10 @@ import (
 // group at once, frozen ones too. The proc package's reaper is told of
 // the group, so that a coup killed with SIGKILL leaves none behind.
 type cgroupBox struct {
-	iso  *isolation
-	path string
-	dir  *os.File
+	iso   *isolation
+	netns string
+	path  string
+	dir   *os.File
 	// procs are the processes started here, each in a process group of
 	// its own, the first leading (Ctrl-C at a terminal reaches coup only).
 	procs []*proc.Proc
@@ -73,8 +74,8 @@ func ownCgroup() (string, error) {
 	return "", errors.New("coup is in no cgroup v2 group (/proc/self/cgroup has no 0:: line)")
 }
 
-func newCgroupBox(iso *isolation, hostID string, inc int) (*cgroupBox, error) {
-	path := filepath.Join(iso.cgroups, fmt.Sprintf("coup-%d-%s-%d", os.Getpid(), hostID, inc))
+func newCgroupBox(iso *isolation, bs boxSpec) (*cgroupBox, error) {
+	path := filepath.Join(iso.cgroups, fmt.Sprintf("coup-%d-%s-%d", os.Getpid(), bs.host, bs.inc))
 	if err := os.Mkdir(path, 0o755); err != nil {
 		return nil, fmt.Errorf("make the host's cgroup: %w", err)
 	}
@@ -84,7 +85,7 @@ func newCgroupBox(iso *isolation, hostID string, inc int) (*cgroupBox, error) {
 		return nil, fmt.Errorf("open the host's cgroup: %w", err)
 	}
 	proc.WatchCgroup(path)
-	return &cgroupBox{iso: iso, path: path, dir: dir}, nil
+	return &cgroupBox{iso: iso, netns: bs.netns, path: path, dir: dir}, nil
 }
 
 func (b *cgroupBox) launch(ls launchSpec) (boxed, error) {
@@ -92,7 +93,7 @@ func (b *cgroupBox) launch(ls launchSpec) (boxed, error) {
 	if len(b.procs) > 0 {
 		group = b.procs[0].Pid()
 	}
-	p, err := proc.Start(proc.Spec{Argv: netnsArgv(b.iso, ls.argv), Env: ls.env, Dir: ls.dir, Log: ls.stderr,
+	p, err := proc.Start(proc.Spec{Argv: netnsArgv(b.netns, ls.argv), Env: ls.env, Dir: ls.dir, Log: ls.stderr,
 		Stdout: ls.stdout, Group: group, Cgroup: b.dir, Credential: b.iso.cred})
 	if err != nil {
 		return nil, err

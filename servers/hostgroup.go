@@ -16,18 +16,19 @@ import (
 // isolation where neither a cgroup nor a namespace can be had.
 type groupBox struct {
 	iso    *isolation
+	netns  string
 	leader *proc.Proc
 	procs  []*proc.Proc
 }
 
-func newGroupBox(iso *isolation) *groupBox { return &groupBox{iso: iso} }
+func newGroupBox(iso *isolation, bs boxSpec) *groupBox { return &groupBox{iso: iso, netns: bs.netns} }
 
 func (b *groupBox) launch(ls launchSpec) (boxed, error) {
 	group := 0
 	if b.leader != nil {
 		group = b.leader.Pid()
 	}
-	p, err := proc.Start(proc.Spec{Argv: netnsArgv(b.iso, ls.argv), Env: ls.env, Dir: ls.dir, Log: ls.stderr,
+	p, err := proc.Start(proc.Spec{Argv: netnsArgv(b.netns, ls.argv), Env: ls.env, Dir: ls.dir, Log: ls.stderr,
 		Stdout: ls.stdout, Group: group, Credential: b.iso.cred})
 	if err != nil {
 		return nil, err
@@ -90,12 +91,12 @@ func (p procBoxed) Wait() string {
 	return state.String()
 }
 
-// netnsArgv is a command that starts in the isolation's network
-// namespace, when it has one (nsenter enters it and runs the command in
-// its own process: the pid is the command's).
-func netnsArgv(iso *isolation, argv []string) []string {
-	if iso.netns == "" {
+// netnsArgv is a command that starts in the network namespace netns,
+// when there is one (nsenter enters it and executes the command in its
+// own process: the pid is the command's).
+func netnsArgv(netns string, argv []string) []string {
+	if netns == "" {
 		return argv
 	}
-	return append([]string{"nsenter", "--net=" + iso.netns, "--"}, argv...)
+	return append([]string{"nsenter", "--net=" + netns, "--"}, argv...)
 }

@@ -40,6 +40,11 @@ type localHost struct {
 	dir  string // the run's folder, where the logs go
 	ev   hostEvents
 	iso  *isolation
+	// netns is the path of the host's own network namespace, which every
+	// process of the host starts in ("" for coup's: loopback addresses
+	// and the proxies). The run's network sets it before the host's
+	// first start; box.launch puts each process in it.
+	netns string
 
 	mu     sync.Mutex
 	box    box            // the host's, while it runs; nil when down
@@ -141,7 +146,7 @@ func (h *localHost) Start(ctx context.Context) error {
 	}
 	h.inc++
 	inc := h.inc
-	bx, err := h.iso.newBox(h.id, inc, serverLog)
+	bx, err := h.iso.newBox(boxSpec{host: h.id, inc: inc, netns: h.netns, log: serverLog})
 	if err != nil {
 		h.mu.Unlock()
 		return fmt.Errorf("%s: %w", h.id, err)
@@ -476,7 +481,7 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	h.execs++
 	n := h.execs
 	h.mu.Unlock()
-	bx, err := h.iso.newBox(h.id+"-exec", n, log)
+	bx, err := h.iso.newBox(boxSpec{host: h.id + "-exec", inc: n, netns: h.netns, log: log})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package servers
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/coupharness/coup/internal/proc"
@@ -19,8 +18,8 @@ type namespaceBox struct {
 	ns  *proc.Namespace
 }
 
-func newNamespaceBox(iso *isolation, log *os.File) (*namespaceBox, error) {
-	ns, err := proc.StartNamespace(proc.NamespaceSpec{NetNS: iso.netns, Log: log})
+func newNamespaceBox(iso *isolation, bs boxSpec) (*namespaceBox, error) {
+	ns, err := proc.StartNamespace(proc.NamespaceSpec{NetNS: bs.netns, Log: bs.log})
 	if err != nil {
 		return nil, err
 	}

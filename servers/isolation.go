@@ -26,8 +26,9 @@ import (
 //     host's pause, crash and end.
 //
 // A box's launch is the one place where a host's processes are put into
-// what holds them: its cgroup or namespace, its user (scenario's user)
-// and its network namespace (netns, when the run gives the host one).
+// what holds them: its cgroup or namespace, its user (the scenario's
+// user) and its network namespace (boxSpec.netns, when the run gives the
+// host one).
 type box interface {
 	// launch starts one process of the host in the box, its stdout and
 	// stderr the given files.
@@ -80,10 +81,21 @@ type isolation struct {
 	cgroups string
 	// cred is the user the hosts' processes run as (nil: coup's own).
 	cred *syscall.Credential
-	// netns is the path of a network namespace every host's processes
-	// start in ("": coup's own): the hosts' network, when the run gives
-	// them one.
+}
+
+// boxSpec is what a host asks of a box, at each of its starts.
+type boxSpec struct {
+	// host is the host's id (n1); inc counts its starts (a command's
+	// boxes, host "n1-exec", count apart).
+	host string
+	inc  int
+	// netns is the path of the host's network namespace (/run/netns/…),
+	// which every process of the box starts in: the namespace's init
+	// enters it before it starts any, a cgroup's or a group's processes
+	// start through nsenter. "" is coup's own network.
 	netns string
+	// log is where the box's own words go (a namespace's init's).
+	log *os.File
 }
 
 // chooseIsolation picks the isolation that the scenario's isolation key
@@ -147,12 +159,12 @@ func chooseIsolation(sv *scenario.Server) (*isolation, error) {
 }
 
 // newBox makes a box for one start of a host.
-func (iso *isolation) newBox(hostID string, inc int, log *os.File) (box, error) {
+func (iso *isolation) newBox(bs boxSpec) (box, error) {
 	switch iso.kind {
 	case isolationCgroup:
-		return newCgroupBox(iso, hostID, inc)
+		return newCgroupBox(iso, bs)
 	case isolationNamespace:
-		return newNamespaceBox(iso, log)
+		return newNamespaceBox(iso, bs)
 	}
-	return newGroupBox(iso), nil
+	return newGroupBox(iso, bs), nil
 }

@@ -2,6 +2,7 @@ package servers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -266,4 +267,59 @@ func containsPid(list []int, pid int) bool {
 		}
 	}
 	return false
+}
+
+// A host given a network namespace (localHost.netns) starts every
+// process in it: the server and its sidecar. As root, with a namespace
+// of the test's own, removed at the end.
+func TestHostStartsInItsNetworkNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a network namespace (ip netns add) needs root here")
+	}
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("ip (iproute2) is not installed")
+	}
+	name := fmt.Sprintf("coup-test-%d", os.Getpid())
+	if out, err := exec.Command(ip, "netns", "add", name).CombinedOutput(); err != nil {
+		t.Skipf("ip netns add: %v: %s", err, out)
+	}
+	defer exec.Command(ip, "netns", "delete", name).Run()
+	path := "/run/netns/" + name
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("net:[%d]", st.Ino)
+	for _, kind := range []string{"cgroup", "group"} {
+		t.Run(kind, func(t *testing.T) {
+			// Inside the namespace only its own loopback exists, and it is
+			// down: the server's port cannot be the probe.
+			sc := peerScenarioWith(t, fmt.Sprintf(`isolation = %q
+ready = { command = ["true"] }
+
+[[server.sidecar]]
+name = "side"
+command = ["sleep", "3600"]
+`, kind), "")
+			h := newTestHost(t, sc)
+			h.netns = path
+			if err := h.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for _, p := range h.running() {
+				for {
+					got, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", p.Pid()))
+					if err == nil && got == want {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("pid %d is in network namespace %s (%v), want the host's, %s", p.Pid(), got, err, want)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
+	}
 }
