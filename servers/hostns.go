@@ -36,13 +36,20 @@ func (b *namespaceBox) launch(ls launchSpec) (boxed, error) {
 
 // freeze stops every process of the namespace, and waits (up to 10s)
 // until Linux says each is stopped: a signal is delivered
-// asynchronously.
+// asynchronously, and a process forked while the init's kill(-1, …) went
+// through the namespace may have missed it, so the init stops again
+// whatever still runs.
 func (b *namespaceBox) freeze() error {
 	if err := b.ns.Freeze(); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
+	for try := 1; ; try++ {
+		if try%10 == 0 {
+			if err := b.ns.Freeze(); err != nil {
+				return err
+			}
+		}
 		running := 0
 		for _, pid := range b.ns.Pids() {
 			if !proc.PidStopped(pid) {

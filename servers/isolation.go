@@ -3,6 +3,7 @@ package servers
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/coupharness/coup/internal/proc"
@@ -109,11 +110,11 @@ func chooseIsolation(sv *scenario.Server) (*isolation, error) {
 	iso := &isolation{}
 	cgErr := fmt.Errorf("not root")
 	if os.Geteuid() == 0 {
-		iso.cgroups, cgErr = cgroupParent()
+		iso.cgroups, cgErr = machineCgroups()
 	}
 	nsErr := error(nil)
 	pickNS := func() bool {
-		if nsErr = proc.Namespaces(); nsErr == nil {
+		if nsErr = machineNamespaces(); nsErr == nil {
 			iso.kind, iso.why = isolationNamespace, "a PID namespace of each host's own, in a user namespace"
 			return true
 		}
@@ -157,6 +158,13 @@ func chooseIsolation(sv *scenario.Server) (*isolation, error) {
 	}
 	return iso, nil
 }
+
+// What the machine offers is asked once: a campaign of runs asks it
+// once.
+var (
+	machineCgroups    = sync.OnceValues(cgroupParent)
+	machineNamespaces = sync.OnceValue(proc.Namespaces)
+)
 
 // newBox makes a box for one start of a host.
 func (iso *isolation) newBox(bs boxSpec) (box, error) {

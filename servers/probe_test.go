@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -231,5 +232,25 @@ command = ["sh", "-c", "setsid sh -c 'while :; do sleep 1; done # {{.Dir}} holds
 	said := strings.Join(h.logged, "\n")
 	if !strings.Contains(said, "n1's daemon: its output is still held open") {
 		t.Errorf("harness.log does not say the pipe was given up on:\n%s", said)
+	}
+}
+
+// A failed start names the connections the proxies could not attribute
+// meanwhile, and the last one's reason; with none, it says nothing.
+func TestStartNoteNamesUnattributedConnections(t *testing.T) {
+	r := &run{}
+	if got := r.startNote(); got != "" {
+		t.Errorf("with no unattributed connection: %q, want nothing", got)
+	}
+	for range 18 {
+		r.stats.add(history.CountLinkUnattributed)
+	}
+	last := "the dialler of 127.0.0.1:36182: socket 206845 is held by no process of the nodes' hosts"
+	r.unattributed.Store(&last)
+	got := r.startNote()
+	for _, want := range []string{"18 connections could not be attributed to a node", "were reset", "(the last: " + last + ")"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q does not say %q", got, want)
+		}
 	}
 }
