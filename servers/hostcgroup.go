@@ -164,10 +164,17 @@ func (b *cgroupBox) pids() []int {
 	return out
 }
 
-// close waits until the cgroup is empty and removes it.
+// close waits until the cgroup is empty, killing again what is left (a
+// process that started as it was killed), and removes it.
 func (b *cgroupBox) close() error {
 	b.dir.Close()
-	err := b.await("populated", "0")
+	var err error
+	for range 3 {
+		if err = b.await("populated", "0"); err == nil {
+			break
+		}
+		b.kill()
+	}
 	if err == nil {
 		err = os.Remove(b.path)
 	}

@@ -255,6 +255,15 @@ func (h *localHost) startProcess(bx box, ps processSpec, env []string, inc int) 
 	hp := &hostProcess{name: ps.name, label: ps.label, p: p, log: log, patterns: ps.patterns, ready: ps.ready,
 		reads: []*os.File{or, er}, readsDone: make(chan struct{}), isReady: make(chan struct{}), exited: make(chan struct{})}
 	h.mu.Lock()
+	if h.box != bx {
+		// The host ended (its server exited) while this one started.
+		h.mu.Unlock()
+		bx.kill()
+		or.Close()
+		er.Close()
+		p.Wait()
+		return nil, fmt.Errorf("%s: its host ended as it started", ps.label)
+	}
 	h.procs = append(h.procs, hp)
 	h.mu.Unlock()
 	h.logMu.Lock()
