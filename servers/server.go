@@ -166,12 +166,12 @@ func (r *run) runReplace(s *server) error {
 	return s.host.Exec(ctx, rd.Replace)
 }
 
-// Pause stops every process of a node's host at once (SIGSTOP to its
-// group), or a client's process when the clients run as such
-// (nemesis.Cluster).
+// Pause freezes every process of a node's host at once (its box: a
+// cgroup's freeze, or SIGSTOP to its namespace or group), or stops a
+// client's process when the clients run as such (nemesis.Cluster).
 func (r *run) Pause(node string) error { return r.setPaused(node, true) }
 
-// Resume continues a paused host or client (SIGCONT) (nemesis.Cluster).
+// Resume thaws a paused host, or continues a client (nemesis.Cluster).
 func (r *run) Resume(node string) error { return r.setPaused(node, false) }
 
 // setPaused pauses or resumes a client's process or a node's host, and
