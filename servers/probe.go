@@ -27,6 +27,10 @@ type prober struct {
 	env   []string
 	// last is the last answer ("connection refused", "HTTP 503: …").
 	last string
+	// timeout bounds the question under way; cut is set when the
+	// start's deadline made it shorter than readyProbeTimeout.
+	timeout time.Duration
+	cut     bool
 }
 
 // readyProbeTimeout bounds one question of a probe.
@@ -35,8 +39,9 @@ const readyProbeTimeout = 2 * time.Second
 // try asks once, within the deadline, and reports whether the answer
 // says ready.
 func (p *prober) try(ctx context.Context, deadline time.Time) bool {
-	timeout := min(readyProbeTimeout, max(time.Until(deadline), 50*time.Millisecond))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	p.timeout = min(readyProbeTimeout, max(time.Until(deadline), 50*time.Millisecond))
+	p.cut = p.timeout < readyProbeTimeout
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	switch {
 	case p.probe.Addr != "":
@@ -63,7 +68,9 @@ func (p *prober) get(ctx context.Context) bool {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		p.last = errText(err)
+		if !(ctx.Err() == context.DeadlineExceeded && p.cut && p.last != "") {
+			p.last = errText(err) // else the last full answer stands
+		}
 		return false
 	}
 	defer resp.Body.Close()
@@ -92,8 +99,10 @@ func (p *prober) run(ctx context.Context) bool {
 	err := cmd.Run()
 	said := console.Cut(bytes.TrimSpace(out.Bytes()), 200)
 	switch {
+	case ctx.Err() == context.DeadlineExceeded && p.last != "" && p.cut:
+		return false // cut short by the start's deadline: the last full answer stands
 	case ctx.Err() == context.DeadlineExceeded:
-		p.last = fmt.Sprintf("no end within %s: %s", readyProbeTimeout, said)
+		p.last = fmt.Sprintf("no end within %s: %s", p.timeout, said)
 		return false
 	case err != nil:
 		p.last = fmt.Sprintf("%v: %s", err, said)

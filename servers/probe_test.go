@@ -40,13 +40,13 @@ func TestCommandProbe(t *testing.T) {
 // last answer and the end of the process's log.
 func TestProbeThatNeverAnswers(t *testing.T) {
 	sc := peerScenarioWith(t, `ready = { command = ["sh", "-c", "echo not yet; exit 7"] }`, "")
-	sc.Server.StartTimeout.D = time.Second
+	sc.Server.StartTimeout.D = 3 * time.Second
 	h := newTestHost(t, sc)
 	err := h.Start(context.Background())
 	if err == nil {
 		t.Fatal("the start succeeded with a probe that never answers")
 	}
-	for _, want := range []string{"n1 was not ready within start_timeout 1s", `the command ["sh" "-c" "echo not yet; exit 7"]`, "its last answer: exit status 7: not yet", "the end of its log", "n1 leads at term 1"} {
+	for _, want := range []string{"n1 was not ready within start_timeout 3s", `the command ["sh" "-c" "echo not yet; exit 7"]`, "its last answer: exit status 7: not yet", "the end of its log", "n1 leads at term 1"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error %q does not say %q", err, want)
 		}
