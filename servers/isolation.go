@@ -93,7 +93,10 @@ type boxSpec struct {
 	// netns is the path of the host's network namespace (/run/netns/…),
 	// which every process of the box starts in: the namespace's init
 	// enters it before it starts any, a cgroup's or a group's processes
-	// start through nsenter. "" is coup's own network.
+	// start through nsenter. "" is coup's own network. A namespace's init
+	// can enter only a network namespace owned by a user namespace it
+	// holds CAP_SYS_ADMIN over, which its own does not give (see
+	// proc.NamespaceSpec: NewNet makes the network with the namespace).
 	netns string
 	// log is where the box's own words go (a namespace's init's).
 	log *os.File

@@ -56,6 +56,16 @@ type NamespaceSpec struct {
 	// that every process of the namespace starts in: the init enters it
 	// first.
 	NetNS string
+	// NewNet gives the namespace a network namespace of its own, made
+	// with it and owned by its user namespace (only a loopback, down),
+	// instead: NetNSPath names it, for whoever lays the hosts' network
+	// out (nsenter -t PID --user --net --preserve-credentials, as the
+	// user coup runs as). An existing network namespace can be entered
+	// (NetNS) only by an init that holds CAP_SYS_ADMIN over the user
+	// namespace that owns it, which a user namespace of the init's own
+	// does not give: root's namespaces, or another user namespace's,
+	// cannot be entered so.
+	NewNet bool
 	// Log receives what the init itself says (why it could not start).
 	Log *os.File
 }
@@ -104,6 +114,9 @@ func StartNamespace(s NamespaceSpec) (*Namespace, error) {
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stdout, cmd.Stderr = s.Log, s.Log
 	cmd.SysProcAttr = namespaceAttr()
+	if s.NewNet {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+	}
 	if err := cmd.Start(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("namespace: start its init: %w", err)
@@ -316,6 +329,10 @@ func (ns *Namespace) Kill() {
 	_ = ns.cmd.Process.Kill()
 	<-ns.done
 }
+
+// NetNSPath is the path of the network namespace the namespace's
+// processes start in, while its init runs.
+func (ns *Namespace) NetNSPath() string { return fmt.Sprintf("/proc/%d/ns/net", ns.cmd.Process.Pid) }
 
 // Done is closed once the namespace has ended.
 func (ns *Namespace) Done() <-chan struct{} { return ns.done }

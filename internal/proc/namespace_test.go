@@ -93,3 +93,32 @@ func waitPid(t *testing.T, pid int, stopped bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A namespace with a network of its own starts its processes in it.
+func TestNamespaceWithANetworkOfItsOwn(t *testing.T) {
+	if err := Namespaces(); err != nil {
+		t.Skip(err)
+	}
+	log, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	ns, err := StartNamespace(NamespaceSpec{NewNet: true, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Kill()
+	m, err := ns.Start(Spec{Argv: []string{"sleep", "60"}, Stdout: log, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.Readlink("/proc/self/ns/net")
+	theirs, err := os.Readlink(ns.NetNSPath())
+	if err != nil || theirs == own {
+		t.Fatalf("the namespace's network %q (%v), coup's %q: want one of its own", theirs, err, own)
+	}
+	if got, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", m.Pid())); got != theirs {
+		t.Errorf("its process is in network %q, want the namespace's, %q", got, theirs)
+	}
+}
