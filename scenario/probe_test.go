@@ -124,3 +124,23 @@ func TestBadProbes(t *testing.T) {
 		})
 	}
 }
+
+// --set gives a probe as a port's name or as an inline table.
+func TestProbeSet(t *testing.T) {
+	for _, tt := range []struct{ value, port, http string }{
+		{"status", "status", ""},
+		{`{ http = "http://{{.Addr.status}}/health", match = "ok" }`, "", "http://{{.Addr.status}}/health"},
+	} {
+		o, err := ParseSet("server.ready=" + tt.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse("svc.toml", goodServer, o)
+		if err != nil {
+			t.Fatalf("--set server.ready=%s: %v", tt.value, err)
+		}
+		if p := s.Server.Ready; p.Port != tt.port || p.HTTP != tt.http {
+			t.Errorf("--set server.ready=%s: %+v", tt.value, p)
+		}
+	}
+}
