@@ -257,6 +257,10 @@ type Meta struct {
 	// reports are what coup observed of them (log patterns, polls), not
 	// what they sent.
 	Servers bool `json:"servers,omitempty"`
+	// Isolation says what held each real server's host's processes:
+	// "cgroup", "namespace" or "group" (docs/servers.md); "" for nodes
+	// that are not real servers.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

@@ -67,9 +67,23 @@ type Server struct {
 	// finds the dialler by its socket among the nodes' processes, for
 	// servers whose members must agree on one address per member.
 	Links string `toml:"links"`
-	// Ready names the port that accepts connections once the server is
-	// up (default: the first of ports; one of the server's own).
-	Ready string `toml:"ready"`
+	// Ready says when the server is up: a port that accepts connections
+	// (its name; the default: the first of ports, one of the server's
+	// own), a command that exits 0, or an HTTP GET that answers 2xx,
+	// optionally matching its body (Probe).
+	Ready Probe `toml:"ready"`
+	// Isolation says what must hold every process of a host (the
+	// server, its sidecars and everything they start): "auto" (the
+	// default: the most this machine offers, a cgroup as root, a PID
+	// namespace as a user who is not root, else a process group), "host"
+	// (a cgroup or a namespace, and the run is refused where neither can
+	// be had: for a server whose processes leave their process group,
+	// as a daemon's setsid does), or one by name: "cgroup", "namespace",
+	// "group" (docs/servers.md).
+	Isolation string `toml:"isolation"`
+	// User is the user every process of a host runs as ("postgres"),
+	// its data folder made theirs; coup must run as root to switch.
+	User string `toml:"user"`
 	// StartTimeout is how long a node has to come up, at the start and
 	// after a restart (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
@@ -209,6 +223,15 @@ const (
 	ReadsSync         = "sync"
 )
 
+// The isolations a scenario may ask of its hosts (Server.Isolation).
+const (
+	IsolationAuto      = "auto"
+	IsolationHost      = "host"
+	IsolationCgroup    = "cgroup"
+	IsolationNamespace = "namespace"
+	IsolationGroup     = "group"
+)
+
 // The ways the proxy attributes a connection.
 const (
 	LinksAddress = "address"
@@ -320,6 +343,9 @@ type serverTemplates struct {
 	files, env                  map[string]*template.Template
 	polls                       []pollTemplates
 	sidecars                    [][]*template.Template
+	// ready and sidecarReady are the probes' templates.
+	ready        probeTemplates
+	sidecarReady []probeTemplates
 }
 
 type pollTemplates struct {
@@ -336,6 +362,8 @@ type Rendered struct {
 	Polls []RenderedPoll
 	// Sidecars are the sidecars' commands, in order.
 	Sidecars []RenderedSidecar
+	// Ready is the server's ready probe.
+	Ready RenderedProbe
 }
 
 // RenderedPoll is a poll with its addresses filled in.
@@ -393,12 +421,19 @@ func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
 		}
 		r.Polls = append(r.Polls, p)
 	}
+	if r.Ready, err = sv.tmpl.ready.render(sv.Ready, n); err != nil {
+		return nil, err
+	}
 	for k, ts := range sv.tmpl.sidecars {
 		argv, err := execAll(ts, n)
 		if err != nil {
 			return nil, err
 		}
-		r.Sidecars = append(r.Sidecars, RenderedSidecar{Name: sv.Sidecars[k].Name, Command: argv})
+		ready, err := sv.tmpl.sidecarReady[k].render(sv.Sidecars[k].Ready, n)
+		if err != nil {
+			return nil, err
+		}
+		r.Sidecars = append(r.Sidecars, RenderedSidecar{Name: sv.Sidecars[k].Name, Command: argv, Ready: ready, After: sv.Sidecars[k].After})
 	}
 	return r, nil
 }
@@ -483,10 +518,21 @@ func (s *Scenario) validateServer() error {
 	default:
 		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
 	}
-	if sv.Ready == "" {
-		sv.Ready = sv.Ports[0]
-	} else if !slices.Contains(sv.Ports, sv.Ready) {
-		return s.errorf("server.ready", "%q is not one of the ports (%s)", sv.Ready, strings.Join(sv.Ports, ", "))
+	if err := s.validateProbe("server.ready", &sv.Ready, "the ports", sv.Ports, sv.Ports[0]); err != nil {
+		return err
+	}
+	switch sv.Isolation {
+	case "":
+		sv.Isolation = IsolationAuto
+	case IsolationAuto, IsolationHost, IsolationCgroup, IsolationNamespace, IsolationGroup:
+	default:
+		return s.errorf("server.isolation", "%s", unknownMsg("isolation", sv.Isolation, []string{IsolationAuto, IsolationHost, IsolationCgroup, IsolationNamespace, IsolationGroup}))
+	}
+	if sv.User != "" && (strings.ContainsAny(sv.User, " :/\x00") || strings.HasPrefix(sv.User, "-")) {
+		return s.errorf("server.user", "%q is not a user's name", sv.User)
+	}
+	if sv.User != "" && sv.Isolation == IsolationNamespace {
+		return s.errorf("server.user", "a host in a namespace runs as coup's own user: switching to %q needs root (isolation = \"cgroup\" or \"auto\")", sv.User)
 	}
 	if err := s.duration("server.start_timeout", &sv.StartTimeout, DefaultStartTimeout, true); err != nil {
 		return err
@@ -736,6 +782,11 @@ func (s *Scenario) parseTemplates() error {
 		}
 		t.polls = append(t.polls, pt)
 	}
+	ready, err := parseProbe("server.ready", &sv.Ready, parse)
+	if err != nil {
+		return err
+	}
+	t.ready = ready
 	if err := s.parseSidecarTemplates(parse); err != nil {
 		return err
 	}
@@ -835,7 +886,7 @@ func (sv *Server) fillFrom(p *Server) {
 	if sv.Links == "" {
 		sv.Links = p.Links
 	}
-	if sv.Ready == "" {
+	if !sv.Ready.set {
 		sv.Ready = p.Ready
 	}
 	if !sv.StartTimeout.Set {
@@ -936,7 +987,11 @@ func encodeServer(sv *Server) []byte {
 	list("ports", sv.Ports)
 	list("peer", sv.Peer)
 	str("links", sv.Links)
-	str("ready", sv.Ready)
+	if v := sv.Ready.encode(); v != nil {
+		m["ready"] = v
+	}
+	str("isolation", sv.Isolation)
+	str("user", sv.User)
 	dur("start_timeout", sv.StartTimeout)
 	list("replace", sv.Replace)
 	if sv.Roles != nil {

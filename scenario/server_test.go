@@ -43,8 +43,8 @@ func TestServerScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	sv := s.Server
-	if sv.Links != LinksAddress || sv.Ready != "peer" || sv.PollEvery.D != DefaultPollEvery || sv.StartTimeout.D != DefaultStartTimeout {
-		t.Errorf("defaults: links %q ready %q poll_every %s start_timeout %s", sv.Links, sv.Ready, sv.PollEvery.D, sv.StartTimeout.D)
+	if sv.Links != LinksAddress || sv.Ready.Port != "peer" || sv.PollEvery.D != DefaultPollEvery || sv.StartTimeout.D != DefaultStartTimeout {
+		t.Errorf("defaults: links %q ready %q poll_every %s start_timeout %s", sv.Links, sv.Ready.Port, sv.PollEvery.D, sv.StartTimeout.D)
 	}
 	if s.Algorithm != "server" || s.Workload.Kind != WorkloadNone || s.Elects != "any" {
 		t.Errorf("algorithm %q workload %q elects %q", s.Algorithm, s.Workload.Kind, s.Elects)

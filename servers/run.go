@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -72,6 +73,14 @@ type run struct {
 
 	log *lifecycle.Log // harness.log and the console
 
+	// iso is what holds each host's processes, chosen once for the run;
+	// isoErr says why the scenario's isolation cannot be had here.
+	iso    *isolation
+	isoErr error
+	// unattributed is the last connection the proxies could not
+	// attribute, as they said it (a failed start names it).
+	unattributed atomic.Pointer[string]
+
 	// A run that a Session keeps (keep) outlives its first lifecycle:
 	// its Stop ends only the clients, and the cluster serves the next
 	// episode (episode, resume). hist is the history's path (the
@@ -115,16 +124,21 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string)
 	r.hist = filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifeConfig(sc, r.nem))
+	r.iso, r.isoErr = chooseIsolation(sc.Server)
+	r.life = lifecycle.New(r, lifeConfig(sc, r.nem, r.iso))
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r
 }
 
-// lifeConfig is the lifecycle's configuration of a run of sc.
-func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis) lifecycle.Config {
+// lifeConfig is the lifecycle's configuration of a run of sc, whose
+// hosts iso holds (nil: it cannot be had).
+func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis, iso *isolation) lifecycle.Config {
 	meta := lifecycle.RunMeta(sc)
 	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	if iso != nil {
+		meta.Isolation = iso.kind
+	}
 	return lifecycle.Config{Nemesis: nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D}
 }
 
@@ -153,7 +167,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+		return fmt.Errorf("%w: %w%s", lifecycle.ErrNodeStart, err, r.startNote())
 	}
 	r.up = true
 	for _, s := range r.servers {
@@ -181,6 +195,11 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		return step, err
 	}
 	r.obs.learnAddresses(r.layout.nodes)
+	step = "choosing what holds the hosts' processes"
+	if r.isoErr != nil {
+		return step, r.isoErr
+	}
+	r.progress("hosts: %s isolation (%s)", r.iso.kind, r.iso.why)
 	for _, node := range r.layout.nodes {
 		s := newServer(r, node)
 		r.servers = append(r.servers, s)

@@ -35,7 +35,7 @@ var (
 
 func newServer(r *run, node *scenario.ServerNode) *server {
 	s := &server{r: r, id: node.ID, data: node}
-	s.host = newHost(node, r.sv, r.dir, hostEvents{
+	s.host = newHost(node, r.sv, r.dir, r.iso, hostEvents{
 		line:          func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
 		exited:        s.exited,
 		sidecarExited: s.sidecarExited,
@@ -189,12 +189,12 @@ func (r *run) runReplace(s *server) error {
 	return s.host.Exec(ctx, rd.Replace)
 }
 
-// Pause stops every process of a node's host at once (SIGSTOP to its
-// group), or a client's process when the clients run as such
-// (nemesis.Cluster).
+// Pause freezes every process of a node's host at once (its box: a
+// cgroup's freeze, or SIGSTOP to its namespace or group), or stops a
+// client's process when the clients run as such (nemesis.Cluster).
 func (r *run) Pause(node string) error { return r.setPaused(node, true) }
 
-// Resume continues a paused host or client (SIGCONT) (nemesis.Cluster).
+// Resume thaws a paused host, or continues a client (nemesis.Cluster).
 func (r *run) Resume(node string) error { return r.setPaused(node, false) }
 
 // setPaused pauses or resumes a client's process or a node's host, and

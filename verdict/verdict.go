@@ -88,6 +88,9 @@ type Results struct {
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
 	Unstarted string `json:"unstarted,omitempty"`
+	// Isolation says what held each real server's host's processes
+	// (history.Meta.Isolation): "cgroup", "namespace" or "group".
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -168,6 +171,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		Complete:  h.Ended,
 		Skipped:   h.Bad,
 		Ready:     readyOf(h),
+		Isolation: m.Isolation,
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -291,7 +295,7 @@ func unstarted(h *history.History) *Results {
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What, Isolation: m.Isolation,
 	}
 	if u.What == history.UnstartedInterrupted {
 		res.ExitCode = ExitUnknown
