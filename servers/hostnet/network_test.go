@@ -1,0 +1,339 @@
+package hostnet
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coupharness/coup/nemesis"
+)
+
+// testPolicy is a policy a test sets: a cut of n1↔n2, a loss, a delay,
+// drawn from a seeded source.
+type testPolicy struct {
+	mu    sync.Mutex
+	cut   Cut
+	loss  float64
+	delay time.Duration
+	dup   float64
+	flip  bool
+	rng   *rand.Rand
+}
+
+func (p *testPolicy) set(f func(p *testPolicy)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+func (p *testPolicy) Packet(l nemesis.Link, proto string, payload []byte) Fate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut != None {
+		return Fate{Cut: p.cut}
+	}
+	if p.loss > 0 && p.rng.Float64() < p.loss {
+		return Fate{Lost: true}
+	}
+	c := Copy{Delay: p.delay}
+	if p.flip && len(payload) > 0 {
+		c.Payload = append([]byte(nil), payload...)
+		c.Payload[0] ^= 0x20
+		c.How = "bitflip"
+	}
+	f := Fate{Copies: []Copy{c}}
+	if p.dup > 0 && p.rng.Float64() < p.dup {
+		f.Copies = append(f.Copies, Copy{Delay: p.delay})
+	}
+	return f
+}
+
+// twoHosts is a network of n1 and n2 under a test policy, closed at the
+// test's end, which checks that nothing of it is left.
+func twoHosts(t *testing.T) (*Network, *testPolicy) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("coup's network cannot be made here: %v (the proxy on loopback is what runs without root)", err)
+	}
+	p := &testPolicy{rng: rand.New(rand.NewPCG(7, 7))}
+	n, err := New(Config{Hosts: []string{"n1", "n2"}, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if left := Ours(); len(left) > 0 {
+			t.Errorf("namespaces left after Close: %v", left)
+		}
+	})
+	return n, p
+}
+
+// echo serves UDP on h at port 9000, sending each datagram back.
+func echo(t *testing.T, h *Host) string {
+	t.Helper()
+	addr := h.Addr.String() + ":9000"
+	pc, err := h.ListenPacket("udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			k, a, err := pc.ReadFrom(b)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(b[:k], a)
+		}
+	}()
+	return addr
+}
+
+// ping sends one datagram and waits up to wait for its echo; it returns
+// the round trip, or false.
+func ping(c net.Conn, wait time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		return 0, false
+	}
+	c.SetReadDeadline(start.Add(wait))
+	b := make([]byte, 64)
+	for {
+		k, err := c.Read(b)
+		if err != nil {
+			return 0, false
+		}
+		if string(b[:k]) == "ping" {
+			return time.Since(start), true
+		}
+	}
+}
+
+func udpClient(t *testing.T, from *Host, to string) net.Conn {
+	t.Helper()
+	c, err := from.DialContext(context.Background(), "udp4", to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// drain reads whatever echoes are still on their way.
+func drain(c net.Conn) {
+	b := make([]byte, 64)
+	for {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(b); err != nil {
+			return
+		}
+	}
+}
+
+func TestUDPStopsAcrossACutAndResumesAtTheHeal(t *testing.T) {
+	n, p := twoHosts(t)
+	c := udpClient(t, n.Host("n1"), echo(t, n.Host("n2")))
+	if _, ok := ping(c, 5*time.Second); !ok {
+		t.Fatal("no echo before the cut")
+	}
+	p.set(func(p *testPolicy) { p.cut = Stall })
+	for i := range 5 {
+		if _, ok := ping(c, 200*time.Millisecond); ok {
+			t.Fatalf("datagram %d crossed a stalled cut", i)
+		}
+	}
+	if cut := n.Counts().Total().Cut; cut < 5 {
+		t.Errorf("%d packets counted as cut, want at least 5", cut)
+	}
+	p.set(func(p *testPolicy) { p.cut = None })
+	if _, ok := ping(c, 5*time.Second); !ok {
+		t.Fatal("no echo after the heal")
+	}
+	// A refused cut answers a datagram with port unreachable: the
+	// connected socket reads ECONNREFUSED.
+	p.set(func(p *testPolicy) { p.cut = Refuse })
+	c.Write([]byte("ping"))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 64)); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a datagram across a refused cut: read %v, want connection refused", err)
+	}
+}
+
+func TestUDPLossLosesAboutP(t *testing.T) {
+	n, p := twoHosts(t)
+	h2 := n.Host("n2")
+	pc, err := h2.ListenPacket("udp4", h2.Addr.String()+":9001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	c := udpClient(t, n.Host("n1"), h2.Addr.String()+":9001")
+	const loss, sent = 0.3, 1000
+	p.set(func(p *testPolicy) { p.loss = loss })
+	got := make(chan int)
+	go func() {
+		k, b := 0, make([]byte, 64)
+		for {
+			pc.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if _, _, err := pc.ReadFrom(b); err != nil {
+				got <- k
+				return
+			}
+			k++
+		}
+	}()
+	for range sent {
+		c.Write([]byte("x"))
+		time.Sleep(100 * time.Microsecond) // within the receiver's buffer
+	}
+	received := <-got
+	lost := float64(sent-received) / sent
+	if lost < loss-0.1 || lost > loss+0.1 {
+		t.Errorf("%d of %d datagrams arrived: %.2f lost under loss %.1f", received, sent, lost, loss)
+	}
+	if cl := n.Counts().Links[nemesis.Link{From: "n1", To: "n2"}].Lost; int(cl) != sent-received {
+		t.Errorf("n1→n2 counts %d lost, the receiver missed %d", cl, sent-received)
+	}
+}
+
+func TestUDPDelayGrowsTheRoundTripByTwiceIt(t *testing.T) {
+	n, p := twoHosts(t)
+	c := udpClient(t, n.Host("n1"), echo(t, n.Host("n2")))
+	median := func() time.Duration {
+		var rtts []time.Duration
+		for range 15 {
+			if d, ok := ping(c, 5*time.Second); ok {
+				rtts = append(rtts, d)
+			}
+		}
+		if len(rtts) < 10 {
+			t.Fatalf("only %d of 15 echoes", len(rtts))
+		}
+		slices.Sort(rtts)
+		return rtts[len(rtts)/2]
+	}
+	base := median()
+	const d = 40 * time.Millisecond
+	p.set(func(p *testPolicy) { p.delay = d })
+	delayed := median()
+	// Each way waits d: the round trip grows by 2d at least, and on a
+	// loaded machine by some more.
+	if grew := delayed - base; grew < 2*d-time.Millisecond || grew > 2*d+200*time.Millisecond {
+		t.Errorf("round trip %v without the delay, %v with %v each way: grew %v, want about %v", base, delayed, d, grew, 2*d)
+	}
+}
+
+func TestTCPConnectAcrossAStallGetsNoAnswerUntilTheHeal(t *testing.T) {
+	n, p := twoHosts(t)
+	h2 := n.Host("n2")
+	ln, err := h2.Listen("tcp4", h2.Addr.String()+":9002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello"))
+			c.Close()
+		}
+	}()
+	p.set(func(p *testPolicy) { p.cut = Stall })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_, err = n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002")
+	cancel()
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a connect across a stalled cut: %v, want no answer (the dial timing out)", err)
+	}
+	// A connect under way at the heal completes: its SYN, retransmitted,
+	// now crosses.
+	heal := 1500 * time.Millisecond
+	start := time.Now()
+	time.AfterFunc(heal, func() { p.set(func(p *testPolicy) { p.cut = None }) })
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002")
+	if err != nil {
+		t.Fatalf("a connect under way at the heal: %v", err)
+	}
+	defer c.Close()
+	if took := time.Since(start); took < heal {
+		t.Errorf("the connect was answered after %v, before the heal at %v", took, heal)
+	}
+	b := make([]byte, 5)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(b); err != nil || string(b) != "hello" {
+		t.Errorf("read %q, %v after the heal", b, err)
+	}
+	// A refused cut resets a connect at once.
+	p.set(func(p *testPolicy) { p.cut = Refuse })
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a connect across a refused cut: %v, want connection refused", err)
+	}
+}
+
+func TestDuplicatesAndCorruptionReachTheReceiver(t *testing.T) {
+	n, p := twoHosts(t)
+	h2 := n.Host("n2")
+	pc, err := h2.ListenPacket("udp4", h2.Addr.String()+":9003")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	c := udpClient(t, n.Host("n1"), h2.Addr.String()+":9003")
+	p.set(func(p *testPolicy) { p.dup, p.flip = 1, true })
+	c.Write([]byte("abc"))
+	b := make([]byte, 64)
+	for i := range 2 {
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		k, _, err := pc.ReadFrom(b)
+		if err != nil {
+			t.Fatalf("copy %d: %v", i+1, err)
+		}
+		// The first copy is corrupted (its checksum redone, so the
+		// kernel delivers it); the duplicate is the packet as sent.
+		want := map[int]string{0: "Abc", 1: "abc"}[i]
+		if string(b[:k]) != want {
+			t.Errorf("copy %d: %q, want %q", i+1, b[:k], want)
+		}
+	}
+	tot := n.Counts().Total()
+	if tot.Duplicated != 1 || tot.Corrupted != 1 {
+		t.Errorf("counted %d duplicated and %d corrupted, want 1 and 1", tot.Duplicated, tot.Corrupted)
+	}
+}
+
+func TestLeftoversOfADeadRunAreRemoved(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("coup's network cannot be made here: %v", err)
+	}
+	// A namespace named as a coup that is gone would name it (pid 2^22,
+	// beyond pid_max's default, is never alive).
+	name := "coup-4194304-test-n1"
+	if _, err := addNamespace(name); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := Leftovers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(removed, name) {
+		t.Errorf("Leftovers removed %v, not %s", removed, name)
+		_ = deleteNamespace(name)
+	}
+}
