@@ -213,6 +213,10 @@ type Meta struct {
 	// reports are what coup observed of them (log patterns, polls), not
 	// what they sent.
 	Servers bool `json:"servers,omitempty"`
+	// Network is what carried the packets between real servers' hosts:
+	// "namespaces" (coup's network, a namespace per host) or "proxy"
+	// (loopback, a TCP proxy per link).
+	Network string `json:"network,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

@@ -67,6 +67,14 @@ type Server struct {
 	// finds the dialler by its socket among the nodes' processes, for
 	// servers whose members must agree on one address per member.
 	Links string `toml:"links"`
+	// Network says what carries the packets between hosts: "namespaces"
+	// (each host a network namespace of its own with its own address,
+	// 10.77.0.i, every packet through coup's network, on any protocol:
+	// root only), "proxy" (each host a loopback address, every peer
+	// connection through a TCP proxy per link: anyone), or "auto"
+	// (namespaces where they can be had, the proxy elsewhere: the
+	// default). Links then matters only to the proxy.
+	Network string `toml:"network"`
 	// Ready names the port that accepts connections once the server is
 	// up (default: the first of ports; one of the server's own).
 	Ready string `toml:"ready"`
@@ -213,6 +221,13 @@ const (
 const (
 	LinksAddress = "address"
 	LinksProcess = "process"
+)
+
+// What carries the packets between hosts (Server.Network).
+const (
+	NetworkAuto       = "auto"
+	NetworkNamespaces = "namespaces"
+	NetworkProxy      = "proxy"
 )
 
 // Server defaults.
@@ -482,6 +497,13 @@ func (s *Scenario) validateServer() error {
 	case LinksAddress, LinksProcess:
 	default:
 		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
+	}
+	switch sv.Network {
+	case "":
+		sv.Network = NetworkAuto
+	case NetworkAuto, NetworkNamespaces, NetworkProxy:
+	default:
+		return s.errorf("server.network", "unknown %q (known: auto, namespaces, proxy)", sv.Network)
 	}
 	if sv.Ready == "" {
 		sv.Ready = sv.Ports[0]
@@ -835,6 +857,9 @@ func (sv *Server) fillFrom(p *Server) {
 	if sv.Links == "" {
 		sv.Links = p.Links
 	}
+	if sv.Network == "" {
+		sv.Network = p.Network
+	}
 	if sv.Ready == "" {
 		sv.Ready = p.Ready
 	}
@@ -936,6 +961,7 @@ func encodeServer(sv *Server) []byte {
 	list("ports", sv.Ports)
 	list("peer", sv.Peer)
 	str("links", sv.Links)
+	str("network", sv.Network)
 	str("ready", sv.Ready)
 	dur("start_timeout", sv.StartTimeout)
 	list("replace", sv.Replace)

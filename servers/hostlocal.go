@@ -2,6 +2,7 @@ package servers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,13 @@ type localHost struct {
 	// the one place where what must hold for each of them is added (a
 	// clock fault in force, put into each process as it starts).
 	launch func(proc.Spec) (*proc.Proc, error)
+	// enter runs f inside the host's network namespace, on coup's
+	// network (hostnet.Host.Do): every process of the host (launch,
+	// Exec) starts inside it. dial is how the host dials (its ready
+	// port): from inside. On the proxy's network, f runs as it is and
+	// dial is net.Dialer's.
+	enter func(f func() error) error
+	dial  dialFunc
 
 	mu     sync.Mutex
 	procs  []*hostProcess // running, the server first; nil when down
@@ -66,7 +74,9 @@ type hostProcess struct {
 }
 
 func newLocalHost(node *scenario.ServerNode, sv *scenario.Server, dir string, ev hostEvents) *localHost {
-	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, launch: proc.Start, logs: map[string]*os.File{}}
+	var d net.Dialer
+	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, launch: proc.Start, logs: map[string]*os.File{},
+		enter: func(f func() error) error { return f() }, dial: d.DialContext}
 }
 
 // processSpec is what starts one process of the host.
@@ -181,7 +191,11 @@ func (h *localHost) startProcess(ps processSpec, env []string, group, inc int) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ps.label, err)
 	}
-	p, err := h.launch(proc.Spec{Argv: ps.argv, Env: env, Log: ew, Dir: h.node.Dir, Group: group})
+	var p *proc.Proc
+	err = h.enter(func() (err error) {
+		p, err = h.launch(proc.Spec{Argv: ps.argv, Env: env, Log: ew, Dir: h.node.Dir, Group: group})
+		return err
+	})
 	ew.Close()
 	if err != nil {
 		er.Close()
@@ -245,7 +259,9 @@ func (h *localHost) waitReady(ctx context.Context, hp *hostProcess, deadline tim
 		return nil
 	}
 	for {
-		c, err := net.DialTimeout("tcp", hp.ready, 200*time.Millisecond)
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		c, err := h.dial(dctx, "tcp", hp.ready)
+		cancel()
 		if err == nil {
 			c.Close()
 			return nil
@@ -359,7 +375,13 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	h.logMu.Lock()
 	fmt.Fprintf(log, "--- coup: %q\n", argv)
 	h.logMu.Unlock()
-	out, err := cmd.CombinedOutput()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = h.enter(cmd.Start) // in the host's namespace
+	if err == nil {
+		err = cmd.Wait()
+	}
+	out := buf.Bytes()
 	h.logMu.Lock()
 	log.Write(out)
 	h.logMu.Unlock()

@@ -78,6 +78,10 @@ type Results struct {
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
 	Unstarted string `json:"unstarted,omitempty"`
+	// Network is what carried the packets between real servers' hosts
+	// (history.Meta.Network): "namespaces" or "proxy"; "" for protocol
+	// nodes.
+	Network string `json:"network,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -158,6 +162,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		Complete:  h.Ended,
 		Skipped:   h.Bad,
 		Ready:     readyOf(h),
+		Network:   m.Network,
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -273,7 +278,7 @@ func unstarted(h *history.History) *Results {
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What, Network: m.Network,
 	}
 	if u.What == history.UnstartedInterrupted {
 		res.ExitCode = ExitUnknown
@@ -446,6 +451,8 @@ func (r *Results) Summary() string {
 	}
 	if links := linksLine(r.Stats.Counts); links != "" {
 		b.WriteString(links)
+	} else if net := netLine(r.Stats.Counts); net != "" {
+		b.WriteString(net)
 	} else {
 		r.messagesLine(&b)
 	}
@@ -490,6 +497,18 @@ func (r *Results) messagesLine(b *strings.Builder) {
 		fmt.Fprintf(b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+}
+
+// netLine is the summary's line for a run of real servers on coup's
+// network (a namespace per host), whose links carry packets: "" for any
+// other run.
+func netLine(c map[string]int64) string {
+	if _, ok := c[history.CountNetPackets]; !ok {
+		return ""
+	}
+	return fmt.Sprintf("  network: %s (%d bytes) delivered by coup's network, %d dropped by a stalled cut, %d refused, %d lost, %d delayed, %d duplicated, %d corrupted\n",
+		console.Plural(int(c[history.CountNetPackets]), "packet", "packets"), c[history.CountNetBytes], c[history.CountNetCut],
+		c[history.CountNetRefused], c[history.CountNetLost], c[history.CountNetDelayed], c[history.CountNetDuplicated], c[history.CountNetCorrupted])
 }
 
 // linksLine is the summary's line for a run of real servers, whose links
