@@ -549,8 +549,10 @@ func (s *Scenario) validateServer() error {
 	if err := s.validateReady(); err != nil {
 		return err
 	}
-	if len(sv.Peer) == 0 && s.Nodes > 1 {
-		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
+	if len(sv.Peer) == 0 && s.Nodes > 1 && sv.Network != NetworkNamespaces {
+		// coup's network carries every packet between hosts, whatever the
+		// port: only the proxy must know where to listen.
+		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link (or network = \"namespaces\", whose packets cross coup's network whatever their port)")
 	}
 	if len(sv.Log) == 0 && len(sv.Poll) == 0 && !sv.sidecarLogs() {
 		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
