@@ -160,4 +160,3 @@ func (r *run) closeNetwork() {
 		r.progress("WARNING: coup's network did not close cleanly: %v", err)
 	}
 }
-

@@ -54,10 +54,11 @@ type run struct {
 	started bool
 	early   []history.Event
 
-	layout   *layout
-	servers  []*server
-	byID     map[string]*server
-	proxies  []*proxy.Proxy
+	layout  *layout
+	servers []*server
+	byID    map[string]*server
+	proxies []*proxy.Proxy
+
 	// network is what carries the packets between hosts (netNamespaces
 	// or netProxy), chosen as the run is made; netErr says why a scenario
 	// that asks for namespaces cannot have them. net is coup's network
@@ -65,6 +66,7 @@ type run struct {
 	network string
 	netErr  error
 	net     *hostnet.Network
+
 	obs      *observer
 	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
