@@ -23,8 +23,13 @@ var Subnet = netip.MustParsePrefix("10.77.0.0/24")
 // MaxHosts is how many hosts fit the subnet.
 const MaxHosts = 254
 
-// DefaultMTU is each host's interface's MTU, Ethernet's.
-const DefaultMTU = 1500
+// DefaultMTU is each host's interface's MTU: the most an IPv4 packet
+// holds, as on loopback (whose 65536 the proxy's links had), so that a
+// TCP stream between hosts moves in large segments, each one read and
+// one write through coup. With Ethernet's 1500, the same stream took
+// about 40 times as many packets and ran at a tenth of the speed
+// (docs/performance.md); a fault acts on a packet, whatever its size.
+const DefaultMTU = 65535
 
 // Config configures a network.
 type Config struct {
