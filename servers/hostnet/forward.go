@@ -9,6 +9,10 @@ import (
 // maxPacket bounds a packet read from a TUN device (its MTU is smaller).
 const maxPacket = 65535
 
+// MaxBacklog is how far behind a link under a bandwidth limit may fall:
+// a packet that would leave later than this is dropped.
+const MaxBacklog = 200 * time.Millisecond
+
 // read forwards every packet host h sends out, until the network closes:
 // to its destination host, or to every other host for a multicast or
 // broadcast destination, each copy on its own link's fate.
@@ -95,6 +99,25 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 		copies = []Copy{{}}
 	}
 	now := time.Now()
+	if f.Rate > 0 {
+		// The link sends one packet after another at the rate: this one
+		// leaves when those before it have gone, and its copies' delays
+		// count from then.
+		leave := now
+		if ln.free.After(now) {
+			leave = ln.free
+		}
+		if leave.Sub(now) > MaxBacklog {
+			ln.overflow.Add(1)
+			return
+		}
+		ln.free = leave.Add(time.Duration(float64(len(p.b)) / f.Rate * float64(time.Second)))
+		if wait := ln.free.Sub(now); wait > 0 {
+			for i := range copies {
+				copies[i].Delay += wait
+			}
+		}
+	}
 	for i, c := range copies {
 		b := p.b
 		if c.Payload != nil && len(c.Payload) == len(p.b)-p.payload {
@@ -144,8 +167,9 @@ type LinkCounts struct {
 	// Packets and Bytes are what was delivered, duplicates included.
 	Packets, Bytes int64
 	// Cut counts the packets dropped by a stalled cut, Refused those
-	// answered by a refused one, Lost those dropped by a loss.
-	Cut, Refused, Lost int64
+	// answered by a refused one, Lost those dropped by a loss, Overflow
+	// those dropped by a bandwidth limit's full queue.
+	Cut, Refused, Lost, Overflow int64
 	// Delayed, Duplicated and Corrupted count deliveries so treated.
 	Delayed, Duplicated, Corrupted int64
 }
@@ -159,6 +183,7 @@ func (c Counts) Total() LinkCounts {
 		t.Cut += l.Cut
 		t.Refused += l.Refused
 		t.Lost += l.Lost
+		t.Overflow += l.Overflow
 		t.Delayed += l.Delayed
 		t.Duplicated += l.Duplicated
 		t.Corrupted += l.Corrupted

@@ -23,6 +23,7 @@ type testPolicy struct {
 	delay time.Duration
 	dup   float64
 	flip  bool
+	rate  float64
 	rng   *rand.Rand
 }
 
@@ -47,7 +48,7 @@ func (p *testPolicy) Packet(l nemesis.Link, proto string, payload []byte) Fate {
 		c.Payload[0] ^= 0x20
 		c.How = "bitflip"
 	}
-	f := Fate{Copies: []Copy{c}}
+	f := Fate{Copies: []Copy{c}, Rate: p.rate}
 	if p.dup > 0 && p.rng.Float64() < p.dup {
 		f.Copies = append(f.Copies, Copy{Delay: p.delay})
 	}
@@ -335,5 +336,63 @@ func TestLeftoversOfADeadRunAreRemoved(t *testing.T) {
 	if !slices.Contains(removed, name) {
 		t.Errorf("Leftovers removed %v, not %s", removed, name)
 		_ = deleteNamespace(name)
+	}
+}
+
+func TestBandwidthLimitsATCPStream(t *testing.T) {
+	n, p := twoHosts(t)
+	h2 := n.Host("n2")
+	ln, err := h2.Listen("tcp4", h2.Addr.String()+":9004")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const rate = 2e6 // bytes a second
+	p.set(func(p *testPolicy) { p.rate = rate })
+	got := make(chan int64, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- 0
+			return
+		}
+		defer c.Close()
+		var k int64
+		b := make([]byte, 64<<10)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		for {
+			m, err := c.Read(b)
+			k += int64(m)
+			if err != nil {
+				got <- k
+				return
+			}
+		}
+	}()
+	c, err := n.Host("n1").DialContext(context.Background(), "tcp4", h2.Addr.String()+":9004")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const span = 2 * time.Second
+	buf := make([]byte, 16<<10)
+	c.SetWriteDeadline(time.Now().Add(span))
+	start := time.Now()
+	for time.Since(start) < span {
+		if _, err := c.Write(buf); err != nil {
+			break // the deadline, the sender's buffer full
+		}
+	}
+	took := time.Since(start)
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close() // what is still queued is reset away
+	k := <-got
+	t.Logf("%d bytes in %v across a %g B/s limit (%.2f of it)", k, took, rate, float64(k)/took.Seconds()/rate)
+	// What arrived within the span is at most the rate's worth, and, the
+	// stream never waiting on its sender, not much below it.
+	if max := rate * took.Seconds() * 1.2; float64(k) > max {
+		t.Errorf("%d bytes in %v across a %g B/s limit: more than %.0f", k, took, rate, max)
+	}
+	if min := rate * took.Seconds() * 0.4; float64(k) < min {
+		t.Errorf("%d bytes in %v across a %g B/s limit: less than %.0f", k, took, rate, min)
 	}
 }

@@ -44,6 +44,12 @@ type Fate struct {
 	Cut Cut
 	// Lost drops the packet (a loss).
 	Lost bool
+	// Rate, when above 0, limits the link to that many bytes a second:
+	// the packet leaves once the link has sent what came before it at
+	// that rate (its copies' delays count from then), and is dropped
+	// when that is more than MaxBacklog away, as by a full router
+	// queue.
+	Rate float64
 	// Copies are the deliveries when the packet is neither cut nor lost:
 	// the packet itself first, then any duplicates. None at all means
 	// one, at once, unaltered.
