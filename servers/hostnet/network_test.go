@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -63,6 +64,7 @@ func twoHosts(t *testing.T) (*Network, *testPolicy) {
 		t.Skipf("coup's network cannot be made here: %v (the proxy on loopback is what runs without root)", err)
 	}
 	p := &testPolicy{rng: rand.New(rand.NewPCG(7, 7))}
+	before := runtime.NumGoroutine()
 	n, err := New(Config{Hosts: []string{"n1", "n2"}, Policy: p})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +75,12 @@ func twoHosts(t *testing.T) (*Network, *testPolicy) {
 		}
 		if left := Ours(); len(left) > 0 {
 			t.Errorf("namespaces left after Close: %v", left)
+		}
+		// The network's goroutines (a reader and a writer per host) are
+		// gone once Close returns; the test's own (an echo reading a
+		// socket closed by a cleanup that runs next) may take a moment.
+		if got := runtime.NumGoroutine(); got > before+2 {
+			t.Errorf("%d goroutines after Close, %d before the network", got, before)
 		}
 	})
 	return n, p
