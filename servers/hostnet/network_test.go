@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/nemesis"
+	"golang.org/x/sys/unix"
 )
 
 // testPolicy is a policy a test sets: a cut of n1↔n2, a loss, a delay,
@@ -20,6 +21,7 @@ import (
 type testPolicy struct {
 	mu    sync.Mutex
 	cut   Cut
+	cutTo map[string]bool // links to these hosts stall
 	loss  float64
 	delay time.Duration
 	dup   float64
@@ -39,6 +41,9 @@ func (p *testPolicy) Packet(l nemesis.Link, proto string, payload []byte) Fate {
 	defer p.mu.Unlock()
 	if p.cut != None {
 		return Fate{Cut: p.cut}
+	}
+	if p.cutTo[l.To] {
+		return Fate{Cut: Stall}
 	}
 	if p.loss > 0 && p.rng.Float64() < p.loss {
 		return Fate{Lost: true}
@@ -60,12 +65,18 @@ func (p *testPolicy) Packet(l nemesis.Link, proto string, payload []byte) Fate {
 // test's end, which checks that nothing of it is left.
 func twoHosts(t *testing.T) (*Network, *testPolicy) {
 	t.Helper()
+	return hosts(t, "n1", "n2")
+}
+
+// hosts is a network of those hosts under a test policy, as twoHosts.
+func hosts(t *testing.T, ids ...string) (*Network, *testPolicy) {
+	t.Helper()
 	if err := Available(); err != nil {
 		t.Skipf("coup's network cannot be made here: %v (the proxy on loopback is what runs without root)", err)
 	}
 	p := &testPolicy{rng: rand.New(rand.NewPCG(7, 7))}
 	before := runtime.NumGoroutine()
-	n, err := New(Config{Hosts: []string{"n1", "n2"}, Policy: p})
+	n, err := New(Config{Hosts: ids, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,5 +413,78 @@ func TestBandwidthLimitsATCPStream(t *testing.T) {
 	}
 	if min := rate * took.Seconds() * 0.4; float64(k) < min {
 		t.Errorf("%d bytes in %v across a %g B/s limit: less than %.0f", k, took, rate, min)
+	}
+}
+
+// vrrpSocket is a raw socket of IP protocol 112 (VRRP's) on h, a member
+// of VRRP's multicast group on coup0.
+func vrrpSocket(t *testing.T, h *Host) int {
+	t.Helper()
+	fd := -1
+	err := h.Do(func() error {
+		var err error
+		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, protoVRRP); err != nil {
+			return err
+		}
+		mreq := &unix.IPMreq{Multiaddr: [4]byte{224, 0, 0, 18}, Interface: h.Addr.As4()}
+		if err := unix.SetsockoptIPMreq(fd, unix.IPPROTO_IP, unix.IP_ADD_MEMBERSHIP, mreq); err != nil {
+			return err
+		}
+		if err := unix.SetsockoptInet4Addr(fd, unix.IPPROTO_IP, unix.IP_MULTICAST_IF, h.Addr.As4()); err != nil {
+			return err
+		}
+		return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 300_000})
+	})
+	if err != nil {
+		t.Fatalf("%s: a raw VRRP socket: %v", h.ID, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// received reads what fd got until it has nothing for 300ms, and counts
+// the packets that carry payload.
+func received(fd int, payload string) int {
+	n, b := 0, make([]byte, 2048)
+	for {
+		k, _, err := unix.Recvfrom(fd, b, 0)
+		if err != nil {
+			return n
+		}
+		if p, ok := parse(b[:k]); ok && string(p.b[p.payload:]) == payload {
+			n++
+		}
+	}
+}
+
+// A packet of IP protocol 112 to VRRP's multicast group reaches every
+// other host, each copy on its own link's fate: a cut of the link to n3
+// stops n3's copies, not n2's.
+func TestMulticastOfAnotherProtocolCrossesEachLink(t *testing.T) {
+	n, p := hosts(t, "n1", "n2", "n3")
+	send := vrrpSocket(t, n.Host("n1"))
+	at2, at3 := vrrpSocket(t, n.Host("n2")), vrrpSocket(t, n.Host("n3"))
+	group := &unix.SockaddrInet4{Addr: [4]byte{224, 0, 0, 18}}
+	advertise := func(what string) {
+		for range 3 {
+			if err := unix.Sendto(send, []byte(what), 0, group); err != nil {
+				t.Fatalf("send to 224.0.0.18: %v", err)
+			}
+		}
+	}
+	advertise("before")
+	if a, b := received(at2, "before"), received(at3, "before"); a != 3 || b != 3 {
+		t.Errorf("before the cut n2 got %d and n3 %d of 3 advertisements", a, b)
+	}
+	p.set(func(p *testPolicy) { p.cutTo = map[string]bool{"n3": true} })
+	advertise("during")
+	if a, b := received(at2, "during"), received(at3, "during"); a != 3 || b != 0 {
+		t.Errorf("with n1→n3 cut n2 got %d (want 3) and n3 %d (want 0)", a, b)
+	}
+	c := n.Counts().Links
+	// The group's IGMP reports (n1 joined it too) are flooded and cut
+	// as well: at least the three advertisements.
+	if got := c[nemesis.Link{From: "n1", To: "n3"}].Cut; got < 3 {
+		t.Errorf("n1→n3 counts %d cut, want at least 3", got)
 	}
 }
