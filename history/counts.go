@@ -51,6 +51,23 @@ const (
 	// handshake) and were held, their target dialled only at the heal.
 	CountLinkQueuesShut   = "links.queues_shut"
 	CountLinkConnectsHeld = "links.connects_held"
+	// coup's network between hosts (each a network namespace): the
+	// packets and bytes it delivered (duplicates included), those a
+	// stalled cut dropped, those a refused cut answered (a reset, an ICMP
+	// unreachable), those lost, and the deliveries delayed, duplicated
+	// and corrupted; packets to no host's address. Each directed link's
+	// packets and bytes are under "<CountNetLink>.<from>><to>.packets"
+	// and ".bytes".
+	CountNetPackets    = "net.packets"
+	CountNetBytes      = "net.bytes"
+	CountNetCut        = "net.cut"
+	CountNetRefused    = "net.refused"
+	CountNetLost       = "net.lost"
+	CountNetDelayed    = "net.delayed"
+	CountNetDuplicated = "net.duplicated"
+	CountNetCorrupted  = "net.corrupted"
+	CountNetUnrouted   = "net.unrouted"
+	CountNetLink       = "net.link"
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"

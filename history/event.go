@@ -261,6 +261,10 @@ type Meta struct {
 	// "cgroup", "namespace" or "group" (docs/servers.md); "" for nodes
 	// that are not real servers.
 	Isolation string `json:"isolation,omitempty"`
+	// Network is what carried the packets between real servers' hosts:
+	// "namespaces" (coup's network, a namespace per host) or "proxy"
+	// (loopback, a TCP proxy per link).
+	Network string `json:"network,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

@@ -388,6 +388,20 @@ func statRows(s *verdict.Stats) [][2]string {
 			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
 		}
 	}
+	if _, ok := s.Counts[history.CountNetPackets]; ok {
+		for _, l := range []struct{ key, label string }{
+			{history.CountNetPackets, "network: packets delivered by coup's network"},
+			{history.CountNetBytes, "network: bytes delivered"},
+			{history.CountNetCut, "network: packets dropped by a stalled cut"},
+			{history.CountNetRefused, "network: packets refused (a reset or an ICMP unreachable)"},
+			{history.CountNetLost, "network: packets lost"},
+			{history.CountNetDelayed, "network: packets delayed"},
+			{history.CountNetDuplicated, "network: packets duplicated"},
+			{history.CountNetCorrupted, "network: packets corrupted"},
+		} {
+			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
+		}
+	}
 	return rows
 }
 

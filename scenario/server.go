@@ -84,6 +84,14 @@ type Server struct {
 	// User is the user every process of a host runs as ("postgres"),
 	// its data folder made theirs; coup must run as root to switch.
 	User string `toml:"user"`
+	// Network says what carries the packets between hosts: "namespaces"
+	// (each host a network namespace of its own with its own address,
+	// 10.77.0.i, every packet through coup's network, on any protocol:
+	// root only), "proxy" (each host a loopback address, every peer
+	// connection through a TCP proxy per link: anyone), or "auto"
+	// (namespaces where they can be had, the proxy elsewhere: the
+	// default). Links then matters only to the proxy.
+	Network string `toml:"network"`
 	// StartTimeout is how long a node has to come up, at the start and
 	// after a restart (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
@@ -236,6 +244,13 @@ const (
 const (
 	LinksAddress = "address"
 	LinksProcess = "process"
+)
+
+// What carries the packets between hosts (Server.Network).
+const (
+	NetworkAuto       = "auto"
+	NetworkNamespaces = "namespaces"
+	NetworkProxy      = "proxy"
 )
 
 // Server defaults.
@@ -518,6 +533,13 @@ func (s *Scenario) validateServer() error {
 	default:
 		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
 	}
+	switch sv.Network {
+	case "":
+		sv.Network = NetworkAuto
+	case NetworkAuto, NetworkNamespaces, NetworkProxy:
+	default:
+		return s.errorf("server.network", "unknown %q (known: auto, namespaces, proxy)", sv.Network)
+	}
 	if err := s.validateProbe("server.ready", &sv.Ready, "the ports", sv.Ports, sv.Ports[0]); err != nil {
 		return err
 	}
@@ -573,8 +595,10 @@ func (s *Scenario) validateServer() error {
 	if err := s.validateReady(); err != nil {
 		return err
 	}
-	if len(sv.Peer) == 0 && s.Nodes > 1 {
-		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
+	if len(sv.Peer) == 0 && s.Nodes > 1 && sv.Network != NetworkNamespaces {
+		// coup's network carries every packet between hosts, whatever the
+		// port: only the proxy must know where to listen.
+		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link (or network = \"namespaces\", whose packets cross coup's network whatever their port)")
 	}
 	if len(sv.Log) == 0 && len(sv.Poll) == 0 && !sv.sidecarLogs() {
 		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
@@ -886,6 +910,9 @@ func (sv *Server) fillFrom(p *Server) {
 	if sv.Links == "" {
 		sv.Links = p.Links
 	}
+	if sv.Network == "" {
+		sv.Network = p.Network
+	}
 	if !sv.Ready.set {
 		sv.Ready = p.Ready
 	}
@@ -992,6 +1019,7 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("isolation", sv.Isolation)
 	str("user", sv.User)
+	str("network", sv.Network)
 	dur("start_timeout", sv.StartTimeout)
 	list("replace", sv.Replace)
 	if sv.Roles != nil {

@@ -499,8 +499,11 @@ func (s *Scenario) validateFault(i int) error {
 		return s.errorf(at+".kind", "%s", unknownMsg("fault", f.Kind, kindList()))
 	}
 	if s.Server != nil {
-		switch kind {
-		case nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
+		switch {
+		case kind == nemesis.Duplicate && s.Server.Network == NetworkNamespaces:
+			// coup's network duplicates packets (TCP drops the copies,
+			// a datagram arrives twice).
+		case kind == nemesis.Duplicate, kind == nemesis.Joker, kind == nemesis.Timely:
 			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, partition, loss, delay and corrupt)", kind)
 		}
 	}

@@ -34,6 +34,15 @@
 //     zero. It then waits, when the scenario asks (ready_state), until a
 //     leader and its followers are seen (ready.go); the history records
 //     when the cluster was first seen ready, whatever it waited for.
+//   - Where network namespaces can be had (root; [server] network, chosen
+//     in network.go), each host is a namespace of its own on coup's
+//     network (servers/hostnet), with its own address (layout): every
+//     packet between hosts, of any protocol, crosses coup, which asks
+//     the nemesis, under the driver's lock, what becomes of it
+//     (netPolicy); every process of the host starts inside it, and its
+//     ready port, polls and clients dial from inside it (localHost's
+//     enter and dial, run.dialer), so a connection is the host's by its
+//     address. No proxy runs then. Elsewhere:
 //   - Every peer connection crosses a fault proxy (servers/proxy), one per
 //     directed link or one per server, which attributes it to an ordered
 //     pair of nodes and asks the nemesis, under the driver's lock, what
@@ -68,6 +77,7 @@
 // Close does what Stop does below.
 //
 // Stop stops everything by pid: the polls, the client processes, every
-// host (its box killed) and every proxy. A Ctrl-C ends the run the same way, and the
+// host (its box killed) and every proxy, and then removes coup's
+// network, its namespaces with it. A Ctrl-C ends the run the same way, and the
 // proc package's reaper kills what is left if coup itself is killed.
 package servers

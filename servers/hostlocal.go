@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,11 +41,17 @@ type localHost struct {
 	dir  string // the run's folder, where the logs go
 	ev   hostEvents
 	iso  *isolation
-	// netns is the path of the host's own network namespace, which every
-	// process of the host starts in ("" for coup's: loopback addresses
-	// and the proxies). The run's network sets it before the host's
-	// first start; box.launch puts each process in it.
+	// netns is the path of a network namespace that every process of the
+	// host starts in, entered by the box itself (nsenter, or the
+	// namespace's init); "" for none. enter is the other way in, the one
+	// coup's network uses: it runs f inside the host's network namespace
+	// (hostnet.Host.Do), so that every box, process and command of the
+	// host (start, Exec) is made from a thread inside it; dial is how the
+	// host dials (its ready probes), from inside. On the proxy's network,
+	// enter runs f as it is and dial is net.Dialer's.
 	netns string
+	enter func(f func() error) error
+	dial  dialFunc
 
 	mu     sync.Mutex
 	box    box            // the host's, while it runs; nil when down
@@ -88,7 +95,9 @@ func (hp *hostProcess) closeReads() {
 }
 
 func newLocalHost(node *scenario.ServerNode, sv *scenario.Server, dir string, iso *isolation, ev hostEvents) *localHost {
-	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, iso: iso, logs: map[string]*os.File{}}
+	var d net.Dialer
+	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, iso: iso, logs: map[string]*os.File{},
+		enter: func(f func() error) error { return f() }, dial: d.DialContext}
 }
 
 // processSpec is what starts one process of the host.
@@ -146,7 +155,11 @@ func (h *localHost) Start(ctx context.Context) error {
 	}
 	h.inc++
 	inc := h.inc
-	bx, err := h.iso.newBox(boxSpec{host: h.id, inc: inc, netns: h.netns, log: serverLog})
+	var bx box
+	err = h.enter(func() (err error) { // a namespace's init starts inside the host's network
+		bx, err = h.iso.newBox(boxSpec{host: h.id, inc: inc, netns: h.netns, log: serverLog})
+		return err
+	})
 	if err != nil {
 		h.mu.Unlock()
 		return fmt.Errorf("%s: %w", h.id, err)
@@ -244,7 +257,11 @@ func (h *localHost) startProcess(bx box, ps processSpec, env []string, inc int) 
 		ow.Close()
 		return nil, fmt.Errorf("%s: %w", ps.label, err)
 	}
-	p, err := bx.launch(launchSpec{argv: ps.argv, env: env, dir: h.node.Dir, stdout: ow, stderr: ew, leader: ps.after < 0})
+	var p boxed
+	err = h.enter(func() (err error) { // in the host's network namespace
+		p, err = bx.launch(launchSpec{argv: ps.argv, env: env, dir: h.node.Dir, stdout: ow, stderr: ew, leader: ps.after < 0})
+		return err
+	})
 	ow.Close()
 	ew.Close()
 	if err != nil {
@@ -345,7 +362,7 @@ func (h *localHost) waitReady(ctx context.Context, hp *hostProcess, env []string
 		close(hp.isReady)
 		return nil
 	}
-	pr := &prober{probe: hp.ready, dir: h.node.Dir, env: env}
+	pr := &prober{probe: hp.ready, dir: h.node.Dir, env: env, dial: h.dial, enter: h.enter}
 	every := 20 * time.Millisecond
 	if hp.ready.Addr == "" {
 		every = 100 * time.Millisecond // a command or a GET costs more than a connect
@@ -490,7 +507,11 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	h.execs++
 	n := h.execs
 	h.mu.Unlock()
-	bx, err := h.iso.newBox(boxSpec{host: h.id + "-exec", inc: n, netns: h.netns, log: log})
+	var bx box
+	err = h.enter(func() (err error) {
+		bx, err = h.iso.newBox(boxSpec{host: h.id + "-exec", inc: n, netns: h.netns, log: log})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -503,7 +524,11 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	h.logMu.Lock()
 	fmt.Fprintf(log, "--- coup: %q\n", argv)
 	h.logMu.Unlock()
-	p, err := bx.launch(launchSpec{argv: argv, dir: h.node.Dir, stdout: log, stderr: log, leader: true})
+	var p boxed
+	err = h.enter(func() (err error) { // in the host's network namespace
+		p, err = bx.launch(launchSpec{argv: argv, dir: h.node.Dir, stdout: log, stderr: log, leader: true})
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,11 @@ type prober struct {
 	probe scenario.RenderedProbe
 	dir   string
 	env   []string
+	// dial is how the probe dials (a port, an HTTP GET), and enter how
+	// it starts its command: from inside the host's network namespace on
+	// coup's network (the host's dial and enter); nil for coup's own.
+	dial  dialFunc
+	enter func(func() error) error
 	// last is the last answer ("connection refused", "HTTP 503: …").
 	last string
 	// timeout bounds the question under way; cut is set when the
@@ -45,7 +50,11 @@ func (p *prober) try(ctx context.Context, deadline time.Time) bool {
 	defer cancel()
 	switch {
 	case p.probe.Addr != "":
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.probe.Addr)
+		dial := p.dial
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		c, err := dial(ctx, "tcp", p.probe.Addr)
 		if err != nil {
 			p.last = errText(err)
 			return false
@@ -66,7 +75,11 @@ func (p *prober) get(ctx context.Context) bool {
 		p.last = err.Error()
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if p.dial != nil {
+		client = &http.Client{Transport: &http.Transport{DialContext: p.dial, DisableKeepAlives: true}}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		if !(ctx.Err() == context.DeadlineExceeded && p.cut && p.last != "") {
 			p.last = errText(err) // else the last full answer stands
@@ -96,7 +109,10 @@ func (p *prober) run(ctx context.Context) bool {
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := p.start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	said := console.Cut(bytes.TrimSpace(out.Bytes()), 200)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded && p.last != "" && p.cut:
@@ -112,6 +128,15 @@ func (p *prober) run(ctx context.Context) bool {
 		return false
 	}
 	return true
+}
+
+// start starts the probe's command, inside the host's network namespace
+// when the probe has one (enter).
+func (p *prober) start(cmd *exec.Cmd) error {
+	if p.enter == nil {
+		return cmd.Start()
+	}
+	return p.enter(cmd.Start)
 }
 
 // lastSaid is the last answer, for a message: "; its last answer: …".

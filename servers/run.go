@@ -14,6 +14,7 @@ import (
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers/hostnet"
 	"github.com/coupharness/coup/servers/proxy"
 	"github.com/coupharness/coup/verdict"
 )
@@ -54,10 +55,19 @@ type run struct {
 	started bool
 	early   []history.Event
 
-	layout   *layout
-	servers  []*server
-	byID     map[string]*server
-	proxies  []*proxy.Proxy
+	layout  *layout
+	servers []*server
+	byID    map[string]*server
+	proxies []*proxy.Proxy
+
+	// network is what carries the packets between hosts (netNamespaces
+	// or netProxy), chosen as the run is made; netErr says why a scenario
+	// that asks for namespaces cannot have them. net is coup's network
+	// when it is the namespaces'.
+	network string
+	netErr  error
+	net     *hostnet.Network
+
 	obs      *observer
 	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
@@ -125,7 +135,10 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
 	r.iso, r.isoErr = chooseIsolation(sc.Server)
-	r.life = lifecycle.New(r, lifeConfig(sc, r.nem, r.iso))
+	r.network, r.netErr = chooseNetwork(sc.Server)
+	cfg := lifeConfig(sc, r.nem, r.iso)
+	cfg.Meta.Network = r.network
+	r.life = lifecycle.New(r, cfg)
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r
@@ -191,8 +204,27 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 func (r *run) startAll(ctx context.Context) (string, error) {
 	step := "laying out the addresses"
 	var err error
-	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
-		return step, err
+	switch {
+	case r.netErr != nil:
+		return step, r.netErr
+	case r.network == netNamespaces:
+		step = "making coup's network"
+		if err := r.startNetwork(); err != nil {
+			return step, fmt.Errorf("make coup's network (network = \"proxy\" runs without it): %w", err)
+		}
+		r.progress("network: coup's, a namespace and an address per host (%s); every packet between hosts crosses coup", hostnet.Subnet)
+		if r.layout, err = newNetLayout(r.sc, r.dir, r.net); err != nil {
+			return step, err
+		}
+	default:
+		if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+			return step, err
+		}
+		why := "the scenario's network = \"proxy\""
+		if r.sv.Network != netProxy {
+			why = "namespaces cannot be had here: " + hostnet.Available().Error()
+		}
+		r.progress("network: loopback addresses, a TCP proxy per link (%s)", why)
 	}
 	r.obs.learnAddresses(r.layout.nodes)
 	step = "choosing what holds the hosts' processes"
@@ -220,9 +252,11 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		r.adapters = ads
 		r.clients.kv = ads
 	}
-	step = "starting the proxies"
-	if err := r.startProxies(); err != nil {
-		return step, fmt.Errorf("start the proxies: %w", err)
+	if r.net == nil {
+		step = "starting the proxies"
+		if err := r.startProxies(); err != nil {
+			return step, fmt.Errorf("start the proxies: %w", err)
+		}
 	}
 	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
 	if n := len(r.sv.Sidecars); n > 0 {
@@ -360,6 +394,8 @@ func (r *run) shutdown() map[string]int64 {
 	if n := counts[history.CountLinkUnattributedOpen]; n > 0 {
 		r.progress("WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it", console.Plural(int(n), "connection", "connections"))
 	}
+	r.netCounts(counts)
+	r.closeNetwork()
 	return counts
 }
 

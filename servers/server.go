@@ -43,6 +43,9 @@ func newServer(r *run, node *scenario.ServerNode) *server {
 		logf:          r.logf,
 		progress:      r.progress,
 	})
+	if lh, ok := s.host.(*localHost); ok {
+		lh.enter, lh.dial = r.enter(node.ID), r.dialer(node.ID)
+	}
 	return s
 }
 

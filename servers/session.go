@@ -207,6 +207,9 @@ func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) 
 	r.nem = nem
 	r.mu.Unlock()
 	r.stats.reset()
+	if r.net != nil {
+		r.net.Reset()
+	}
 	select {
 	case <-r.down:
 	default:

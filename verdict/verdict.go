@@ -91,6 +91,10 @@ type Results struct {
 	// Isolation says what held each real server's host's processes
 	// (history.Meta.Isolation): "cgroup", "namespace" or "group".
 	Isolation string `json:"isolation,omitempty"`
+	// Network is what carried the packets between real servers' hosts
+	// (history.Meta.Network): "namespaces" or "proxy"; "" for protocol
+	// nodes.
+	Network string `json:"network,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -172,6 +176,7 @@ func Evaluate(h *history.History) (*Results, error) {
 		Skipped:   h.Bad,
 		Ready:     readyOf(h),
 		Isolation: m.Isolation,
+		Network:   m.Network,
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -295,7 +300,7 @@ func unstarted(h *history.History) *Results {
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What, Isolation: m.Isolation,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What, Isolation: m.Isolation, Network: m.Network,
 	}
 	if u.What == history.UnstartedInterrupted {
 		res.ExitCode = ExitUnknown
@@ -471,6 +476,8 @@ func (r *Results) Summary() string {
 	}
 	if links := linksLine(r.Stats.Counts); links != "" {
 		b.WriteString(links)
+	} else if net := netLine(r.Stats.Counts); net != "" {
+		b.WriteString(net)
 	} else {
 		r.messagesLine(&b)
 	}
@@ -524,6 +531,18 @@ func (r *Results) messagesLine(b *strings.Builder) {
 		fmt.Fprintf(b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+}
+
+// netLine is the summary's line for a run of real servers on coup's
+// network (a namespace per host), whose links carry packets: "" for any
+// other run.
+func netLine(c map[string]int64) string {
+	if _, ok := c[history.CountNetPackets]; !ok {
+		return ""
+	}
+	return fmt.Sprintf("  network: %s (%d bytes) delivered by coup's network, %d dropped by a stalled cut, %d refused, %d lost, %d delayed, %d duplicated, %d corrupted\n",
+		console.Plural(int(c[history.CountNetPackets]), "packet", "packets"), c[history.CountNetBytes], c[history.CountNetCut],
+		c[history.CountNetRefused], c[history.CountNetLost], c[history.CountNetDelayed], c[history.CountNetDuplicated], c[history.CountNetCorrupted])
 }
 
 // linksLine is the summary's line for a run of real servers, whose links

@@ -22,7 +22,7 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore, PartHosts}
 
 // DefaultParts are the parts that run when none are named: all but the
 // servers and episodes parts, which need etcd and ZooKeeper installed
@@ -179,6 +179,9 @@ type Results struct {
 
 	// Explore holds the explore part's bugs.
 	Explore []ZooCase
+
+	// Hosts holds the hosts part's figures (nil when it did not run).
+	Hosts *HostsCase
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -275,6 +278,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.has(PartExplore) {
 		zc, err := runExplorePart(ctx, &cfg, dir, progress)
 		res.Explore = zc
+		if err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartHosts) {
+		hc, err := runHostsPart(ctx, &cfg, progress)
+		res.Hosts = hc
 		if err != nil {
 			return res, err
 		}

@@ -44,6 +44,9 @@ func (r *Results) Print(w io.Writer) {
 	if len(r.Servers) > 0 {
 		r.printServers(w)
 	}
+	if r.Hosts != nil {
+		r.printHosts(w)
+	}
 	if len(r.Episodes) > 0 {
 		r.printEpisodes(w)
 	}
