@@ -11,3 +11,5 @@ require (
 	golang.org/x/arch v0.33.0
 	golang.org/x/sys v0.47.0
 )
+
+require github.com/hanwen/go-fuse/v2 v2.12.1
