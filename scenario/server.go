@@ -135,6 +135,12 @@ type Server struct {
 	// instead of inside coup, so that a fault can pause it: a pause whose
 	// target is "holder" stops the client that holds the lock.
 	ClientProcesses bool `toml:"client_processes"`
+	// Disk says how each node's data folder ({{.Data}}) is kept: "fuse"
+	// mounts it through coup's storage layer, which knows what each file
+	// has synced (a power failure loses the rest, and disk faults act on
+	// it); "direct" is a plain folder. Default: "fuse" when a fault needs
+	// it (a power failure, a disk fault), else "direct".
+	Disk string `toml:"disk"`
 	// Adapter is the program (and its arguments, templates of
 	// AdapterClient) of a client adapter, for a service coup has no client
 	// of its own for: coup starts one per workload client, and it speaks
@@ -555,6 +561,9 @@ func (s *Scenario) validateServer() error {
 	case !slices.Contains(known, sv.Reads):
 		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
 	}
+	if sv.Disk != "" && sv.Disk != DiskFUSE && sv.Disk != DiskDirect {
+		return s.errorf("server.disk", "unknown disk %q (known: %s, %s)%s", sv.Disk, DiskFUSE, DiskDirect, DidYouMean(sv.Disk, []string{DiskFUSE, DiskDirect}))
+	}
 	switch {
 	case len(sv.Adapter) > 0 && sv.Client != "":
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
@@ -974,6 +983,7 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("client", sv.Client)
 	str("reads", sv.Reads)
+	str("disk", sv.Disk)
 	if sv.ClientProcesses {
 		m["client_processes"] = true
 	}
