@@ -34,6 +34,17 @@ const (
 	// fault (what ClockSeen or ClockUnseen; see the package
 	// documentation).
 	KindClock Kind = "clock"
+	// KindDisk: what a storage fault did to a node's disk (what DiskLost
+	// or DiskCorrupted): name the fault's occurrence, detail a line for
+	// people, value the record as JSON (the files, bytes and last synced
+	// offsets lost; the bits flipped).
+	KindDisk Kind = "disk"
+)
+
+// Disk event whats.
+const (
+	DiskLost      = "lost"      // a power failure lost what was not synced
+	DiskCorrupted = "corrupted" // a disk fault altered files behind the programs' backs
 )
 
 // Clock event whats.

@@ -345,6 +345,15 @@ func statRows(s *verdict.Stats) [][2]string {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
 	rows = append(rows, pollRows(s.Polls)...)
+	for _, d := range []struct{ key, label string }{
+		{history.CountDiskLostBytes, "disk: bytes lost to power failures (not synced)"},
+		{history.CountDiskLostFiles, "disk: files that lost writes"},
+		{history.CountDiskFlips, "disk: bits flipped"},
+	} {
+		if n, ok := s.Counts[d.key]; ok {
+			rows = append(rows, [2]string{d.label, fmt.Sprint(n)})
+		}
+	}
 	if _, ok := s.Counts[history.CountLinkConns]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountLinkConns, "links: connections through coup's proxies"},

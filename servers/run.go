@@ -61,6 +61,7 @@ type run struct {
 	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
 	stats    linkStats
+	disks    diskCounts // what storage faults did (disk.go)
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
@@ -173,14 +174,21 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 // startAll does Start's steps in order, up to the first that fails, and
 // returns that step ("starting 3 servers (etcd)") with its error.
 func (r *run) startAll(ctx context.Context) (string, error) {
-	step := "laying out the addresses"
+	step := "checking that the storage layer can be had"
+	if err := r.checkDisks(); err != nil {
+		return step, err
+	}
+	step = "laying out the addresses"
 	var err error
 	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
 		return step, err
 	}
 	r.obs.learnAddresses(r.layout.nodes)
-	for _, node := range r.layout.nodes {
+	for i, node := range r.layout.nodes {
 		s := newServer(r, node)
+		if s.disk, err = r.newDisk(node, i); err != nil {
+			return step, fmt.Errorf("%s's disk: %w", node.ID, err)
+		}
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
@@ -326,7 +334,9 @@ func (r *run) shutdown() map[string]int64 {
 		}()
 	}
 	wg.Wait()
+	r.closeDisks()
 	counts := r.stats.counts()
+	r.disks.into(counts, r.sc.StorageFaults())
 	// Closing a proxy resets what it holds, and ends the attributions
 	// still under way (a connection of a server just killed): what is
 	// then still open and unattributed is what the proxy failed to end.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -414,4 +415,55 @@ func (l *Layer) Close() error {
 	l.j = newJournal()
 	l.mu.Unlock()
 	return err
+}
+
+// Durable makes the file at rel (a path under the mount point) durable as
+// it is now, with the names that lead to it: a file written before a
+// host's processes start, as a machine's provisioning would have synced
+// it. The other entries of its directories stay as they were.
+func (l *Layer) Durable(rel string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.backing
+	parent, ok := inoOf(p)
+	if !ok {
+		return
+	}
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/") {
+		p = filepath.Join(p, part)
+		ino, ok := inoOf(p)
+		if !ok {
+			return
+		}
+		for _, e := range l.j.names[parent] {
+			if e.op == opCreate && e.ino == ino {
+				e.synced = true
+			}
+		}
+		parent = ino
+	}
+	l.j.syncFile(parent)
+}
+
+// Wipe empties the disk, as a replaced machine's new disk: it unmounts
+// the layer, removes every file of the backing folder and forgets the
+// journal. The next Mount shows an empty folder.
+func (l *Layer) Wipe() error {
+	if err := l.Unmount(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.j = newJournal()
+	l.emptyTrash()
+	ents, err := os.ReadDir(l.backing)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(l.backing, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
