@@ -49,6 +49,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	page.Metrics, page.MetricsLeftOut, page.MetricsUnreadable = m.metricPlots()
 	page.Mutex = m.mutexLanes()
 	page.Lost = lostWritesView(res)
+	page.Disk = diskRows(m.h)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
@@ -116,6 +117,8 @@ type reportPage struct {
 	Mutex             *mutexView
 	// Lost is the lost-writes section, for a run judged by lost-writes.
 	Lost *lostView
+	// Disk is what the storage faults did, a line each (disk.go).
+	Disk []diskRow
 	// Files are the documents the checks made, beside the page.
 	Files []checks.File
 }
