@@ -573,6 +573,8 @@ func (s *Scenario) diskFor(at string, nf *nemesis.Fault) error {
 	case s.Server != nil && s.Server.Disk == DiskDirect:
 		return s.errorf(key, "a %s needs the data folders mounted through coup's storage layer, and [server] disk = %q keeps them plain: leave disk out, or set it to %q",
 			storageFault(nf), DiskDirect, DiskFUSE)
+	case s.machine && nf.DiskMode == nemesis.DiskSlow:
+		return s.errorf(at+".mode", "a slow disk needs real time, and the simulator's Storage syncs at once on its virtual clock: slow is for real servers")
 	case s.Server != nil, s.machine:
 		return nil
 	}
