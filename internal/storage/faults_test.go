@@ -260,3 +260,30 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// A file opened write-only, preallocated (fallocate) and overwritten,
+// as a write-ahead log is: a power failure restores what the unsynced
+// writes overwrote, and the size the last sync saw.
+func TestWriteOnlyPreallocatedFile(t *testing.T) {
+	fuseOrSkip(t)
+	l := layer(t, 1)
+	p := filepath.Join(l.Mountpoint(), "0.wal")
+	writeFile(t, p, "synced", true)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, 1<<16); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("OVER"), 2); err != nil {
+		t.Fatalf("a write through a write-only file: %v", err)
+	}
+	f.Close()
+	if _, err := l.PowerFail(LoseUnsynced); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(l.Backing(), "0.wal")); string(got) != "synced" {
+		t.Errorf("after the power failure 0.wal holds %d bytes (%.12q), want %q", len(got), got, "synced")
+	}
+}

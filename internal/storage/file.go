@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -15,10 +16,12 @@ import (
 // and hides its passthrough descriptor, so that the kernel never reads or
 // writes the backing file behind the layer's back.
 type handle struct {
-	lf   *fs.LoopbackFile
-	fd   int
-	ino  uint64
-	sync bool // opened O_SYNC or O_DSYNC: each write is synced
+	lf *fs.LoopbackFile
+	// fd writes; rfd reads what a write overwrites (fd itself, unless the
+	// file was opened write-only: then a descriptor of its own).
+	fd, rfd int
+	ino     uint64
+	sync    bool // opened O_SYNC or O_DSYNC: each write is synced
 }
 
 var (
@@ -44,7 +47,19 @@ func newHandle(l *Layer, lf *fs.LoopbackFile, path string, ino uint64, flags uin
 	if errno != 0 {
 		return nil, errno
 	}
-	return &handle{lf: lf, fd: fd, ino: ino, sync: flags&syscall.O_DSYNC != 0}, 0
+	rfd := fd
+	if flags&syscall.O_ACCMODE == syscall.O_WRONLY {
+		// A write-only file cannot be read through its own descriptor:
+		// the journal reads through /proc's link to the same file, which
+		// follows it through renames.
+		r, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d", fd), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			syscall.Close(fd)
+			return nil, fs.ToErrno(err)
+		}
+		rfd = r
+	}
+	return &handle{lf: lf, fd: fd, rfd: rfd, ino: ino, sync: flags&syscall.O_DSYNC != 0}, 0
 }
 
 // withFd runs fn with the loopback file's descriptor, through the only
@@ -58,6 +73,9 @@ func withFd(lf *fs.LoopbackFile, fn func(fd int) syscall.Errno) syscall.Errno {
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	if h.rfd != h.fd {
+		syscall.Close(h.rfd)
+	}
 	syscall.Close(h.fd)
 	return h.lf.Release(ctx)
 }
@@ -140,7 +158,7 @@ func (l *Layer) write(h *handle, data []byte, off int64) (uint32, syscall.Errno)
 	if err != nil {
 		return 0, fs.ToErrno(err)
 	}
-	old, err := oldBytes(h.fd, off, int64(len(data)), size)
+	old, err := oldBytes(h.rfd, off, int64(len(data)), size)
 	if err != nil {
 		return 0, fs.ToErrno(err)
 	}
@@ -171,7 +189,7 @@ func (l *Layer) allocate(h *handle, off, n int64, mode uint32) syscall.Errno {
 	if err != nil {
 		return fs.ToErrno(err)
 	}
-	old, err := oldBytes(h.fd, off, n, size)
+	old, err := oldBytes(h.rfd, off, n, size)
 	if err != nil {
 		return fs.ToErrno(err)
 	}
