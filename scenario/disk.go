@@ -9,6 +9,12 @@ const (
 	DiskDirect = "direct"
 )
 
+// When the layer makes directory entries durable ([server] disk_names).
+const (
+	DiskNamesJournal = "journal"
+	DiskNamesPOSIX   = "posix"
+)
+
 // StorageLayer reports whether the run mounts each real server's data
 // folder through coup's storage layer: [server] disk = "fuse", or, with
 // disk left out, a fault that needs it (a power failure, a disk fault).

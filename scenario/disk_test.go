@@ -96,6 +96,7 @@ func TestStorageFaultErrors(t *testing.T) {
 		{"unknown ops", diskServer + "[[faults]]\nkind = \"disk\"\nmode = \"eio\"\nops = \"rw\"\ntarget = \"n1\"\n", "faults[0].ops"},
 		{"direct disk", strings.Replace(diskServer, `preset = "etcd"`, "preset = \"etcd\"\ndisk = \"direct\"", 1) +
 			"[[faults]]\nkind = \"crash\"\ndisk = \"torn\"\ntarget = \"n1\"\n", `disk = "direct" keeps them plain`},
+		{"unknown names", strings.Replace(diskServer, `preset = "etcd"`, "preset = \"etcd\"\ndisk_names = \"ext4\"", 1), `server.disk_names: unknown model "ext4"`},
 		{"unknown server disk", strings.Replace(diskServer, `preset = "etcd"`, "preset = \"etcd\"\ndisk = \"fues\"", 1), `server.disk: unknown disk "fues"`},
 		{"no disk to fail", "nodes = 3\nalgorithm = \"bully\"\n[[faults]]\nkind = \"crash\"\ndisk = \"torn\"\ntarget = \"n1\"\n",
 			"needs a disk that knows what was synced"},

@@ -141,6 +141,11 @@ type Server struct {
 	// it); "direct" is a plain folder. Default: "fuse" when a fault needs
 	// it (a power failure, a disk fault), else "direct".
 	Disk string `toml:"disk"`
+	// DiskNames says when the layer makes directory entries durable:
+	// "journal" (the default: any sync makes every entry before it
+	// durable, as ext4's and XFS's journals do) or "posix" (only the
+	// directory's own fsync, as POSIX asks).
+	DiskNames string `toml:"disk_names"`
 	// Adapter is the program (and its arguments, templates of
 	// AdapterClient) of a client adapter, for a service coup has no client
 	// of its own for: coup starts one per workload client, and it speaks
@@ -565,6 +570,12 @@ func (s *Scenario) validateServer() error {
 		return s.errorf("server.disk", "unknown disk %q (known: %s, %s)%s", sv.Disk, DiskFUSE, DiskDirect, DidYouMean(sv.Disk, []string{DiskFUSE, DiskDirect}))
 	}
 	switch {
+	case sv.DiskNames != "" && sv.DiskNames != DiskNamesJournal && sv.DiskNames != DiskNamesPOSIX:
+		return s.errorf("server.disk_names", "unknown model %q (known: %s, %s)", sv.DiskNames, DiskNamesJournal, DiskNamesPOSIX)
+	case sv.DiskNames != "" && sv.Disk == DiskDirect:
+		return s.errorf("server.disk_names", "a model of coup's storage layer, and disk = %q keeps the data folders plain", DiskDirect)
+	}
+	switch {
 	case len(sv.Adapter) > 0 && sv.Client != "":
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
 	case sv.ClientProcesses && sv.Client == "":
@@ -984,6 +995,7 @@ func encodeServer(sv *Server) []byte {
 	str("client", sv.Client)
 	str("reads", sv.Reads)
 	str("disk", sv.Disk)
+	str("disk_names", sv.DiskNames)
 	if sv.ClientProcesses {
 		m["client_processes"] = true
 	}

@@ -50,7 +50,11 @@ func (r *run) newDisk(node *scenario.ServerNode, i int) (*storage.Layer, error) 
 	if !r.sc.StorageLayer() {
 		return nil, nil
 	}
-	return storage.New(diskFolder(node), node.Data, r.sc.Seed*1000+int64(i))
+	l, err := storage.New(diskFolder(node), node.Data, r.sc.Seed*1000+int64(i))
+	if err == nil && r.sv.DiskNames == scenario.DiskNamesPOSIX {
+		l.SetNames(storage.POSIX)
+	}
+	return l, err
 }
 
 // mountDisk mounts the node's data folder through its layer, where it

@@ -24,13 +24,15 @@ const benchUsage = `usage: coup bench [flags]
   runs per hour of etcd and ZooKeeper with a fresh cluster per run against
   episodes on one long-lived cluster; with --only explore, the
   runs random and guided campaigns take to find each bug of the zoo
-  (scenarios/zoo/); docs/performance.md explains the tables
+  (scenarios/zoo/); with --only disk, fsync latency and sequential write
+  throughput through coup's storage layer against the same folder
+  directly; docs/performance.md explains the tables
 flags:
 `
 
 func benchCmd(args []string) int {
 	fs := newFlags("bench")
-	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers, episodes and explore)")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers, episodes, explore and disk)")
 	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
 	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
 	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")

@@ -5,15 +5,18 @@
 // synced. It knows files and syncs, not servers: the real-server driver
 // mounts a host's data folder through a Layer and calls its faults.
 //
-// What counts as a sync (each makes durable what it names, and only that):
-//   - fsync and fdatasync of a file: its data and size, and the directory
-//     entry that created it (ext4 and XFS do so; POSIX asks for the
-//     directory's own sync);
+// What counts as a sync:
+//   - fsync and fdatasync of a file: its data and size (and no other
+//     file's data);
 //   - a write through a file opened O_SYNC or O_DSYNC: that file, as if
 //     fsync followed each write;
-//   - fsync of a directory: the creates, unlinks, renames, mkdirs and
-//     rmdirs done in it (a rename counts as the destination directory's
-//     and the source directory's; either one's sync makes it durable).
+//   - for directory entries (creates, unlinks, renames, mkdirs, rmdirs),
+//     one of two models (Names): Journal, the default, where any sync
+//     makes every entry made before it durable, as the journal of ext4 or
+//     XFS commits every directory's changes at an fsync; or POSIX, where
+//     only a directory's own fsync makes its entries durable (a rename is
+//     the source's and the destination's: either one's sync), and a
+//     file's fsync the name that created it.
 //
 // sync_file_range never reaches a FUSE file system (the kernel has no
 // FUSE request for it) and promises no durability anyway: a write it

@@ -41,6 +41,7 @@ func writeFile(t *testing.T, p, text string, sync bool) {
 func TestPowerFailureUndoesUnsyncedDirectoryEntries(t *testing.T) {
 	fuseOrSkip(t)
 	l := layer(t, 1)
+	l.SetNames(POSIX)
 	m := l.Mountpoint()
 	// Durable before: u and z, synced and their directory too.
 	writeFile(t, filepath.Join(m, "u"), "u", true)
@@ -87,6 +88,7 @@ func TestPowerFailureUndoesUnsyncedDirectoryEntries(t *testing.T) {
 func TestRenameOverAFileIsUndoneWithTheFileItReplaced(t *testing.T) {
 	fuseOrSkip(t)
 	l := layer(t, 1)
+	l.SetNames(POSIX)
 	m := l.Mountpoint()
 	writeFile(t, filepath.Join(m, "conf"), "old", true)
 	syncDir(t, m)
@@ -285,5 +287,34 @@ func TestWriteOnlyPreallocatedFile(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(l.Backing(), "0.wal")); string(got) != "synced" {
 		t.Errorf("after the power failure 0.wal holds %d bytes (%.12q), want %q", len(got), got, "synced")
+	}
+}
+
+// Under the journal model, any sync makes every directory entry made
+// before it durable, the data of other files still not: a directory made
+// and never synced survives a file's fsync after it; a file created after
+// the last sync does not.
+func TestJournalNamesCommitAtAnySync(t *testing.T) {
+	fuseOrSkip(t)
+	l := layer(t, 1)
+	m := l.Mountpoint()
+	if err := os.Mkdir(filepath.Join(m, "member"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(m, "member", "unsynced"), "data", false)
+	writeFile(t, filepath.Join(m, "member", "wal"), "log", true) // commits member/ and member/unsynced's name
+	writeFile(t, filepath.Join(m, "late"), "x", false)
+	if _, err := l.PowerFail(LoseUnsynced); err != nil {
+		t.Fatal(err)
+	}
+	b := l.Backing()
+	if got, _ := os.ReadFile(filepath.Join(b, "member", "wal")); string(got) != "log" {
+		t.Errorf("member/wal holds %q, want the synced %q", got, "log")
+	}
+	if got, err := os.ReadFile(filepath.Join(b, "member", "unsynced")); err != nil || len(got) != 0 {
+		t.Errorf("member/unsynced: %q, %v; want its name kept and its unsynced data lost", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(b, "late")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file created after the last sync survived: %v", err)
 	}
 }

@@ -174,6 +174,7 @@ func (l *Layer) write(h *handle, data []byte, off int64) (uint32, syscall.Errno)
 		return uint32(max(n, 0)), fs.ToErrno(err)
 	}
 	if h.sync {
+		l.syncNamesLocked()
 		l.j.syncFile(h.ino)
 		l.counted.Syncs++
 	}
@@ -235,16 +236,29 @@ func (l *Layer) recordTrunc(path string, ino uint64, size int64) syscall.Errno {
 	return 0
 }
 
+// syncFile is an fsync or fdatasync of a file: its data, and, as the
+// names say, every namespace change so far (Journal) or the name that
+// created it (POSIX).
 func (l *Layer) syncFile(ino uint64) {
 	l.mu.Lock()
+	l.syncNamesLocked()
 	l.j.syncFile(ino)
 	l.counted.Syncs++
 	l.mu.Unlock()
 }
 
+// syncDir is a directory's fsync: its own entries, and under Journal
+// every other directory's too.
 func (l *Layer) syncDir(ino uint64) {
 	l.mu.Lock()
+	l.syncNamesLocked()
 	l.j.syncDir(ino)
 	l.counted.DirSyncs++
 	l.mu.Unlock()
+}
+
+func (l *Layer) syncNamesLocked() {
+	if l.names == Journal {
+		l.j.syncNames()
+	}
 }

@@ -114,6 +114,14 @@ func (j *journal) syncDir(ino uint64) {
 	delete(j.names, ino)
 }
 
+// syncNames makes every namespace change so far durable, in every
+// directory: a journaling file system's commit, which any fsync forces.
+func (j *journal) syncNames() {
+	for dir := range j.names {
+		j.syncDir(dir)
+	}
+}
+
 // pending is every unsynced entry, newest first, as a power failure
 // undoes them.
 func (j *journal) pending() []*entry {

@@ -39,6 +39,34 @@ type Layer struct {
 	eio     *eioFault
 	root    *fs.Inode
 	counted Counts
+	names   Names
+}
+
+// Names is when directory entries (creates, unlinks, renames, mkdirs,
+// rmdirs) become durable.
+type Names string
+
+// The name models.
+const (
+	// Journal makes every entry made so far durable at any sync, of a file
+	// or a directory, as the journal of ext4 or XFS does: an fsync commits
+	// the journal's whole transaction, every directory's changes in it.
+	// The default: what programs written for Linux's file systems count
+	// on.
+	Journal Names = "journal"
+	// POSIX makes a directory's entries durable only at that directory's
+	// own fsync, as POSIX asks (and a file's fsync the name that created
+	// it, as every Linux file system gives): the strict model, which finds
+	// a program that never syncs the directory it creates files in.
+	POSIX Names = "posix"
+)
+
+// SetNames chooses when directory entries become durable (Journal by
+// default).
+func (l *Layer) SetNames(n Names) {
+	l.mu.Lock()
+	l.names = n
+	l.mu.Unlock()
 }
 
 // Counts are what the layer saw since it was made: for tests, the bench
@@ -66,7 +94,7 @@ func New(backing, mountpoint string, seed int64) (*Layer, error) {
 	if err := os.MkdirAll(trash, 0o700); err != nil {
 		return nil, err
 	}
-	return &Layer{backing: backing, mountpoint: mountpoint, trash: trash, j: newJournal(),
+	return &Layer{backing: backing, mountpoint: mountpoint, trash: trash, j: newJournal(), names: Journal,
 		rng: rand.New(rand.NewPCG(uint64(seed), 0x5707a6e))}, nil
 }
 
