@@ -22,9 +22,27 @@ var (
 	partB = []byte(strings.Repeat("B0123456789", 400))
 )
 
+// The mounter: a process of its own that mounts a layer and waits, to be
+// killed with its mount left behind.
+const envMounter = "COUP_STORAGE_MOUNTER"
+
 func TestMain(m *testing.M) {
 	if p := os.Getenv(envWriter); p != "" {
 		writer(p)
+		return
+	}
+	if dir := os.Getenv(envMounter); dir != "" {
+		l, err := New(filepath.Join(dir, "backing"), filepath.Join(dir, "data"), 1)
+		if err == nil {
+			err = l.Mount()
+		}
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("mounted\n")
+		var b [1]byte
+		os.Stdin.Read(b[:]) // until killed
 		return
 	}
 	os.Exit(m.Run())
@@ -267,4 +285,48 @@ func TestRefusedWithoutFUSE(t *testing.T) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 	t.Logf("as nobody:\n%s", out)
+}
+
+// A process killed with SIGKILL leaves its mount behind, dead; Sweep, as
+// a later run does, names it and unmounts it, and leaves a mount that a
+// live process serves alone.
+func TestSweepUnmountsWhatAKilledProcessLeft(t *testing.T) {
+	fuseOrSkip(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envMounter+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); detach(filepath.Join(dir, "data")) })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "mounted\n" {
+		t.Fatalf("mounter said %q (%v)", line, err)
+	}
+	live := layer(t, 1) // another layer, served here, under another folder
+	if swept, err := Sweep(dir); err != nil || len(swept) != 0 {
+		t.Fatalf("Sweep of a mount a live process serves: %v, %v; want it left alone", swept, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	mp := filepath.Join(dir, "data")
+	if mps, _ := Mounts(dir); len(mps) != 1 || mps[0] != mp {
+		t.Fatalf("after the kill the mounts under %s are %v, want the dead %s", dir, mps, mp)
+	}
+	swept, err := Sweep(dir)
+	if err != nil || len(swept) != 1 || swept[0] != mp {
+		t.Fatalf("Sweep: %v, %v; want [%s]", swept, err, mp)
+	}
+	if mps, _ := Mounts(dir); len(mps) != 0 {
+		t.Errorf("still mounted after the sweep: %v", mps)
+	}
+	if !live.Mounted() {
+		t.Error("the live layer was unmounted")
+	}
 }

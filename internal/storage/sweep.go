@@ -80,9 +80,11 @@ func Sweep(dir string) ([]string, error) {
 	var done []string
 	var first error
 	for _, mp := range mps {
-		// A mount whose server is gone answers ENOTCONN; one another
-		// run still serves is left alone.
-		if _, err := os.Stat(mp); !errors.Is(err, syscall.ENOTCONN) {
+		// A mount whose server is gone answers ENOTCONN (statfs always
+		// reaches the server; a stat may be answered from the kernel's
+		// cache); one another run still serves is left alone.
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(mp, &st); !errors.Is(err, syscall.ENOTCONN) && !errors.Is(err, syscall.ECONNABORTED) {
 			continue
 		}
 		if err := detach(mp); err != nil {
