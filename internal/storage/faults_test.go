@@ -318,3 +318,25 @@ func TestJournalNamesCommitAtAnySync(t *testing.T) {
 		t.Errorf("a file created after the last sync survived: %v", err)
 	}
 }
+
+// Durable makes a file written before a host's processes start durable,
+// with the folders that lead to it, and nothing else.
+func TestDurableKeepsOneFile(t *testing.T) {
+	fuseOrSkip(t)
+	l := layer(t, 1)
+	l.SetNames(POSIX)
+	m := l.Mountpoint()
+	os.Mkdir(filepath.Join(m, "conf"), 0o755)
+	writeFile(t, filepath.Join(m, "conf", "myid"), "3", false)
+	writeFile(t, filepath.Join(m, "other"), "x", false)
+	l.Durable("conf/myid")
+	if _, err := l.PowerFail(LoseUnsynced); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(l.Backing(), "conf", "myid")); string(got) != "3" {
+		t.Errorf("conf/myid holds %q after the power failure, want %q", got, "3")
+	}
+	if _, err := os.Stat(filepath.Join(l.Backing(), "other")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file Durable did not name survived: %v", err)
+	}
+}
