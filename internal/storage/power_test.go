@@ -259,7 +259,10 @@ func TestRefusedWithoutFUSE(t *testing.T) {
 		t.Logf("as uid %d: %v", os.Geteuid(), err)
 		return
 	}
-	setpriv := needs.Program(t, "setpriv", "util-linux")
+	setpriv, err := exec.LookPath("setpriv") // util-linux, essential on Debian
+	if err != nil {
+		t.Skip("no setpriv to run the test as nobody")
+	}
 	// The test binary, where nobody may run it.
 	dir, err := os.MkdirTemp("", "coup-storage-")
 	if err != nil {
