@@ -75,6 +75,12 @@ const (
 	// node and by how each question ended: "polls.n1.answered", and
 	// Poll* below.
 	CountPolls = "polls"
+	// CountDiskLostBytes, CountDiskLostFiles and CountDiskFlips count what
+	// storage faults did over the run: the bytes power failures lost, the
+	// files that lost any, and the bits flipped.
+	CountDiskLostBytes = "disk.lost_bytes"
+	CountDiskLostFiles = "disk.lost_files"
+	CountDiskFlips     = "disk.flips"
 )
 
 // How a poll's question ended (CountPolls): answered; not answered

@@ -42,6 +42,11 @@ const (
 	// the run stops, so that the sum of a link's events is what the
 	// link carried in the run.
 	KindLink Kind = "link"
+	// KindDisk: what a storage fault did to a node's disk (what DiskLost
+	// or DiskCorrupted): name the fault's occurrence, detail a line for
+	// people, value the record as JSON (the files, bytes and last synced
+	// offsets lost; the bits flipped).
+	KindDisk Kind = "disk"
 )
 
 // The counts of a link event (KindLink). Bytes and span are always
@@ -67,6 +72,12 @@ const (
 	// in bytes then, not here.
 	LinkDroppedBytes   = "dropped_bytes"
 	LinkDroppedPackets = "dropped_packets"
+)
+
+// Disk event whats.
+const (
+	DiskLost      = "lost"      // a power failure lost what was not synced
+	DiskCorrupted = "corrupted" // a disk fault altered files behind the programs' backs
 )
 
 // Clock event whats.

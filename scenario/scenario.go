@@ -178,7 +178,7 @@ type Mix struct {
 // each kind takes is nemesis.Params.
 type Fault struct {
 	// Kind is the fault: crash, restart, replace, pause, resume, clock,
-	// partition, loss, delay, duplicate, corrupt, joker or timely.
+	// disk, partition, loss, delay, duplicate, corrupt, joker or timely.
 	Kind string `toml:"kind"`
 	// Target names the nodes the fault hits: a node, a list of nodes, or
 	// one of leader, follower, random, one, minority, majority, all.
@@ -225,6 +225,20 @@ type Fault struct {
 	Reset *bool `toml:"reset"`
 	// Delta bounds every message's delay on a timely link.
 	Delta Duration `toml:"delta"`
+
+	// Disk makes a crash a power failure: "lose-unsynced" (every write
+	// not synced is lost) or "torn" (each file keeps a random prefix of
+	// its unsynced writes). A disk fault's own keys: mode (corrupt, full,
+	// slow, eio), files (a glob of the files corrupt and eio touch),
+	// bits, zero or truncate (corrupt's: bits to flip, bytes to zero,
+	// bytes to cut off), delay (slow's) and ops (eio's: read, write or
+	// both). See docs/scenarios.md.
+	Disk     string `toml:"disk"`
+	Files    string `toml:"files"`
+	Bits     *int   `toml:"bits"`
+	Zero     *int64 `toml:"zero"`
+	Truncate *int64 `toml:"truncate"`
+	Ops      string `toml:"ops"`
 }
 
 // When is a fault's trigger: a report, a process event, or a lock

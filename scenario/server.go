@@ -157,6 +157,17 @@ type Server struct {
 	// instead of inside coup, so that a fault can pause it: a pause whose
 	// target is "holder" stops the client that holds the lock.
 	ClientProcesses bool `toml:"client_processes"`
+	// Disk says how each node's data folder ({{.Data}}) is kept: "fuse"
+	// mounts it through coup's storage layer, which knows what each file
+	// has synced (a power failure loses the rest, and disk faults act on
+	// it); "direct" is a plain folder. Default: "fuse" when a fault needs
+	// it (a power failure, a disk fault), else "direct".
+	Disk string `toml:"disk"`
+	// DiskNames says when the layer makes directory entries durable:
+	// "journal" (the default: any sync makes every entry before it
+	// durable, as ext4's and XFS's journals do) or "posix" (only the
+	// directory's own fsync, as POSIX asks).
+	DiskNames string `toml:"disk_names"`
 	// Adapter is the program (and its arguments, templates of
 	// AdapterClient) of a client adapter, for a service coup has no client
 	// of its own for: coup starts one per workload client, and it speaks
@@ -625,6 +636,15 @@ func (s *Scenario) validateServer() error {
 	case !slices.Contains(known, sv.Reads):
 		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
 	}
+	if sv.Disk != "" && sv.Disk != DiskFUSE && sv.Disk != DiskDirect {
+		return s.errorf("server.disk", "unknown disk %q (known: %s, %s)%s", sv.Disk, DiskFUSE, DiskDirect, DidYouMean(sv.Disk, []string{DiskFUSE, DiskDirect}))
+	}
+	switch {
+	case sv.DiskNames != "" && sv.DiskNames != DiskNamesJournal && sv.DiskNames != DiskNamesPOSIX:
+		return s.errorf("server.disk_names", "unknown model %q (known: %s, %s)", sv.DiskNames, DiskNamesJournal, DiskNamesPOSIX)
+	case sv.DiskNames != "" && sv.Disk == DiskDirect:
+		return s.errorf("server.disk_names", "a model of coup's storage layer, and disk = %q keeps the data folders plain", DiskDirect)
+	}
 	switch {
 	case len(sv.Adapter) > 0 && sv.Client != "":
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
@@ -1057,6 +1077,8 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("client", sv.Client)
 	str("reads", sv.Reads)
+	str("disk", sv.Disk)
+	str("disk_names", sv.DiskNames)
 	if sv.ClientProcesses {
 		m["client_processes"] = true
 	}

@@ -69,6 +69,10 @@ type hostEvents struct {
 	// must hold for every process of the host (a clock fault in force) is
 	// put into it there, before it has run for long.
 	launched func()
+	// written is told the files the host wrote into the node's folder
+	// before its processes start (nil: nobody asks): on coup's storage
+	// layer, they are made durable (disk.go).
+	written func(paths []string)
 	// logf writes to harness.log; progress there and to the console.
 	logf, progress func(format string, args ...any)
 }

@@ -202,6 +202,10 @@ func (h *localHost) writeFiles(rd *scenario.Rendered) error {
 	if err := os.MkdirAll(h.node.Data, 0o755); err != nil {
 		return err
 	}
+	var paths []string
+	if h.ev.written != nil {
+		defer func() { h.ev.written(paths) }()
+	}
 	for name, text := range rd.Files {
 		path := filepath.Join(h.node.Dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -210,6 +214,7 @@ func (h *localHost) writeFiles(rd *scenario.Rendered) error {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			return err
 		}
+		paths = append(paths, path)
 	}
 	if c := h.iso.cred; c != nil {
 		return filepath.WalkDir(h.node.Dir, func(path string, _ fs.DirEntry, err error) error {

@@ -73,6 +73,7 @@ type run struct {
 	adapters *adapters // the clients' processes, when they run as such
 	stats    linkStats
 	links    linkCounts // what each link carried since last recorded, under mu
+	disks    diskCounts // what storage faults did (disk.go)
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
@@ -202,7 +203,11 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 // startAll does Start's steps in order, up to the first that fails, and
 // returns that step ("starting 3 servers (etcd)") with its error.
 func (r *run) startAll(ctx context.Context) (string, error) {
-	step := "laying out the addresses"
+	step := "checking that the storage layer can be had"
+	if err := r.checkDisks(); err != nil {
+		return step, err
+	}
+	step = "laying out the addresses"
 	var err error
 	switch {
 	case r.netErr != nil:
@@ -232,8 +237,11 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		return step, r.isoErr
 	}
 	r.progress("hosts: %s isolation (%s)", r.iso.kind, r.iso.why)
-	for _, node := range r.layout.nodes {
+	for i, node := range r.layout.nodes {
 		s := newServer(r, node)
+		if s.disk, err = r.newDisk(node, i); err != nil {
+			return step, fmt.Errorf("%s's disk: %w", node.ID, err)
+		}
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
@@ -383,7 +391,9 @@ func (r *run) shutdown() map[string]int64 {
 	}
 	wg.Wait()
 	r.recordLinks() // the last part of a period, the counts' ticker stopped with the polls
+	r.closeDisks()
 	counts := r.stats.counts()
+	r.disks.into(counts, r.sc.StorageFaults())
 	// Closing a proxy resets what it holds, and ends the attributions
 	// still under way (a connection of a server just killed): what is
 	// then still open and unattributed is what the proxy failed to end.

@@ -9,6 +9,7 @@ import (
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/clockfault"
 	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/internal/storage"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -24,6 +25,9 @@ type server struct {
 	// clock is the clock skew in force on its host's processes, kept
 	// across incarnations.
 	clock clockfault.Node
+	// disk is the node's storage layer, its data folder's mount (nil for
+	// a plain folder: disk.go).
+	disk *storage.Layer
 }
 
 var (
@@ -40,6 +44,7 @@ func newServer(r *run, node *scenario.ServerNode) *server {
 		exited:        s.exited,
 		sidecarExited: s.sidecarExited,
 		launched:      s.clockStarted,
+		written:       s.written,
 		logf:          r.logf,
 		progress:      r.progress,
 	})
@@ -67,6 +72,10 @@ func (s *server) start(ctx context.Context, existing bool) error {
 		s.data.State = "existing"
 	}
 	s.r.obs.started(s.id)
+	if err := s.mountDisk(); err != nil {
+		s.r.obs.ended(s.id)
+		return err
+	}
 	if err := s.host.Start(ctx); err != nil {
 		s.r.obs.ended(s.id)
 		return err
@@ -168,6 +177,9 @@ func (r *run) Replace(node string) error {
 		return err
 	}
 	s.end(history.ProcCrash)
+	if err := s.wipeDisk(); err != nil {
+		return fmt.Errorf("wipe %s's disk: %w", s.id, err)
+	}
 	if err := s.host.Wipe(); err != nil {
 		return fmt.Errorf("wipe %s: %w", s.data.Data, err)
 	}

@@ -45,6 +45,9 @@ type node struct {
 	held       []item
 	heldTimers []item
 	leader     string
+	// disk is the node's Storage, kept across its incarnations
+	// (storage.go).
+	disk *disk
 }
 
 // nodeSeed is the second word of a node's Rand seed: the same as a real

@@ -176,7 +176,7 @@ func New(cfg Config) (*Sim, error) {
 		if s.byName[name] != nil {
 			return nil, fmt.Errorf("%w: node %q twice", ErrBadConfig, name)
 		}
-		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name)}
+		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name), disk: newDisk(cfg.Seed, name)}
 		s.nodes = append(s.nodes, n)
 		s.byName[name] = n
 		if len(cfg.IDs) > 0 {

@@ -111,6 +111,10 @@ type Stats struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// Polls count a real server's polls, by node.
 	Polls map[string]PollStats `json:"polls,omitempty"`
+	// Disk says what each storage fault did, a line per disk event:
+	// "0.300s n1 faults[0]#1 lost: wal/0.wal: 4400 of 4400 unsynced bytes
+	// lost, synced to offset 3000".
+	Disk []string `json:"disk,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -354,6 +358,11 @@ func computeStats(h *history.History) Stats {
 		s.Counts = counts
 	}
 	s.Polls = pollStats(counts)
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == history.KindDisk {
+			s.Disk = append(s.Disk, fmt.Sprintf("%.3fs %s %s %s: %s", float64(e.Time)/1e9, e.Node, e.Name, e.What, e.Detail))
+		}
+	}
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:

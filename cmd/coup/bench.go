@@ -26,13 +26,15 @@ const benchUsage = `usage: coup bench [flags]
   runs random and guided campaigns take to find each bug of the zoo
   (scenarios/zoo/); with --only hosts (root), a TCP stream and a UDP
   ping-pong between two hosts through coup's network against a veth pair,
-  and how long a host takes to make; docs/performance.md explains the tables
+  and how long a host takes to make; with --only disk, fsync latency and
+  sequential write throughput through coup's storage layer against the
+  same folder directly; docs/performance.md explains the tables
 flags:
 `
 
 func benchCmd(args []string) int {
 	fs := newFlags("bench")
-	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers, episodes, explore and hosts)")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(bench.Parts, ", ")+" (default: all but servers, episodes, explore, hosts and disk)")
 	rounds := fs.Int("rounds", 3, "rounds of each probe on each path (the table gives medians)")
 	warmup := fs.Duration("warmup", 0, "warm-up before each probe's measured time (default 100ms)")
 	measure := fs.Duration("time", 0, "measured time of each pipelined and one-at-a-time probe (default 500ms)")

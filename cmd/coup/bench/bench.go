@@ -22,12 +22,13 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore, PartHosts}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore, PartHosts, PartDisk}
 
 // DefaultParts are the parts that run when none are named: all but the
 // servers and episodes parts, which need etcd and ZooKeeper installed
 // and take tens of seconds of real elections and a few minutes of real
-// runs, and the explore part, whose campaigns take many minutes.
+// runs, the explore part, whose campaigns take many minutes, and the
+// disk part, which needs FUSE.
 var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
@@ -182,6 +183,8 @@ type Results struct {
 
 	// Hosts holds the hosts part's figures (nil when it did not run).
 	Hosts *HostsCase
+	// Disk holds the disk part's figures (disk.go).
+	Disk *DiskCase
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -285,6 +288,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.has(PartHosts) {
 		hc, err := runHostsPart(ctx, &cfg, progress)
 		res.Hosts = hc
+		if err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartDisk) {
+		dc, err := runDiskPart(ctx, dir, progress)
+		res.Disk = dc
 		if err != nil {
 			return res, err
 		}
