@@ -71,7 +71,9 @@ type Config struct {
 	// Profile, when set, is a folder that receives CPU profiles: of the
 	// harness during a pipelined probe without and with recording (one
 	// more run of each), of the fault proxy's process and of the plain
-	// forwarder's over the whole proxy part, and of reading and checking the history.
+	// forwarder's over the whole proxy part, of the harness starting the
+	// startup part's largest cluster (to every node up), and of reading and
+	// checking the history.
 	Profile string
 	// Progress receives a line per measurement (nil: none).
 	Progress io.Writer
@@ -238,13 +240,19 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.has(PartStartup) {
 		for _, n := range cfg.Nodes {
-			s, err := runStartup(ctx, cfg.Coup, n, cfg.Algorithm, dir)
+			s, err := measureStartup(ctx, &cfg, n, dir)
 			if err != nil {
 				return res, fmt.Errorf("startup of %d nodes: %w", n, err)
 			}
-			progress("startup: %d nodes up in %s; harness peak %s; %d nodes seen, %d left behind",
-				n, s.Up.Round(time.Millisecond), mb(s.HarnessPeak), len(s.NodePeaks), s.LeftBehind)
+			progress("startup: %d nodes up in %s (%.2f× the bare start, %s); harness CPU %s (the launcher's %s); harness peak %s; %d nodes seen, %d left behind",
+				n, s.Up().Round(time.Millisecond), s.Ratio(), s.BareUp().Round(time.Millisecond), s.CPU(), s.BareCPU(), mb(s.HarnessPeak()), len(s.NodePeaks()), s.LeftBehind())
 			res.Startup = append(res.Startup, s)
+		}
+		if cfg.Profile != "" {
+			n := slices.Max(cfg.Nodes)
+			if err := profileStartup(ctx, &cfg, n, dir, filepath.Join(cfg.Profile, "startup.pprof")); err != nil {
+				return res, fmt.Errorf("profile the startup of %d nodes: %w", n, err)
+			}
 		}
 	}
 	if cfg.has(PartHistory) {
@@ -298,5 +306,6 @@ func timerLateness(d time.Duration) [2]time.Duration {
 	return [2]time.Duration{time.Duration(percentile(took, 0.5)), time.Duration(percentile(took, 0.99))}
 }
 
-// mb writes bytes as megabytes.
-func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+// mb writes bytes as megabytes, kb as kilobytes.
+func mb(b int64) string   { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+func kb(b float64) string { return fmt.Sprintf("%.0f KB", b/1e3) }

@@ -112,8 +112,11 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r := &Results{
 		Config: Config{Algorithm: "chang-roberts"},
 		Startup: []Startup{
-			{Nodes: 3, Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}},
-			{Nodes: 1000, Up: 2500 * time.Millisecond, HarnessPeak: 150e6, NodePeaks: []int64{11e6}, LeftBehind: 2},
+			{Nodes: 3, Coup: []StartupRun{{Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}}},
+				Bare: []StartupRun{{Up: 100 * time.Millisecond, HarnessPeak: 9e6}}},
+			{Nodes: 1000,
+				Coup: []StartupRun{{Up: 2500 * time.Millisecond, HarnessPeak: 150e6}, {Up: 2300 * time.Millisecond, HarnessPeak: 90e6, NodePeaks: []int64{11e6}, LeftBehind: 2}},
+				Bare: []StartupRun{{Up: 2000 * time.Millisecond, HarnessPeak: 30e6}, {Up: 1800 * time.Millisecond, HarnessPeak: 31e6}}},
 		},
 		History: &HistoryFigures{Events: 1000000, Bytes: 120e6, Scenario: "omega", Checks: 12,
 			Read:      Cost{Time: 2 * time.Second, Live: 400e6, Allocated: 2000e6},
@@ -124,8 +127,9 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r.Print(&b)
 	out := squash(b.String())
 	for _, want := range []string{
-		"3 230ms 40.0 MB 11.0 MB 12.0 MB 3 0 ✓",
-		"1000 2.5s ✗ 150.0 MB ✓ 11.0 MB 11.0 MB 1 ✗ 2 ✗ ≤ 2s, harness < 200.0 MB",
+		"3 100ms 230ms (2.30×) 40.0 MB (13333 KB) 9.0 MB 11.0 MB 12.0 MB 3 0 ✓",
+		// medians of two: 2.4s against 1.9s; the highest harness peak
+		"1000 1.9s 2.4s (1.26×) ✓ 150.0 MB (150 KB) ✗ 31.0 MB 11.0 MB 11.0 MB 1 ✗ 2 ✗ ≤ 1.5× bare, harness < 100 KB a node",
 		"1 000 000 events, 120.0 MB (omega)",
 		"read (in process) 2s 500 000 400 B live, 2 000 B allocated",
 		"read + all 12 checks (in process) 4s 250 000 410 B live, 2 100 B allocated",
