@@ -22,13 +22,13 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartSim, PartHistory, PartServers, PartEpisodes, PartExplore}
 
 // DefaultParts are the parts that run when none are named: all but the
 // servers and episodes parts, which need etcd and ZooKeeper installed
 // and take tens of seconds of real elections and a few minutes of real
 // runs, and the explore part, whose campaigns take many minutes.
-var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
+var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartSim, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
 // value of a field is its default.
@@ -61,6 +61,11 @@ type Config struct {
 	// 1000); Algorithm the election they run (default chang-roberts).
 	Nodes     []int
 	Algorithm string
+	// SimDir is the catalogue's folder (default scenarios), whose
+	// scenarios and sim/ scenarios the sim part simulates, SimSeeds seeds
+	// each (default 5).
+	SimDir   string
+	SimSeeds int
 	// Events is the length of the history the history part generates
 	// (default one million).
 	Events int
@@ -130,6 +135,12 @@ func (c *Config) defaults() error {
 	if c.Events == 0 {
 		c.Events = 1_000_000
 	}
+	if c.SimDir == "" {
+		c.SimDir = "scenarios"
+	}
+	if c.SimSeeds == 0 {
+		c.SimSeeds = 5
+	}
 	if c.ZooDir == "" {
 		c.ZooDir = filepath.Join("scenarios", "zoo")
 	}
@@ -171,6 +182,8 @@ type Results struct {
 	Proxy []ProxyCase
 
 	Startup []Startup
+	// Sim holds the sim part's scenarios.
+	Sim     []SimCase
 	History *HistoryFigures
 
 	// Servers holds the servers part's programs, measured or skipped.
@@ -253,6 +266,23 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			if err := profileStartup(ctx, &cfg, n, dir, filepath.Join(cfg.Profile, "startup.pprof")); err != nil {
 				return res, fmt.Errorf("profile the startup of %d nodes: %w", n, err)
 			}
+		}
+	}
+	if cfg.has(PartSim) {
+		var stop func()
+		if cfg.Profile != "" {
+			var err error
+			if stop, err = startCPUProfile(filepath.Join(cfg.Profile, "sim.pprof")); err != nil {
+				return res, err
+			}
+		}
+		sc, err := runSimPart(ctx, &cfg, progress)
+		if stop != nil {
+			stop()
+		}
+		res.Sim = sc
+		if err != nil {
+			return res, fmt.Errorf("sim: %w", err)
 		}
 	}
 	if cfg.has(PartHistory) {

@@ -38,6 +38,9 @@ func (r *Results) Print(w io.Writer) {
 	if len(r.Startup) > 0 {
 		r.printStartup(w)
 	}
+	if len(r.Sim) > 0 {
+		r.printSim(w)
+	}
 	if r.History != nil {
 		r.printHistory(w)
 	}
