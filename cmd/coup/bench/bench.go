@@ -40,6 +40,15 @@ type Config struct {
 	// Probe, when set, is the probe's command line instead of Coup +
 	// "bench-probe" (a test runs its own binary as the probe).
 	Probe []string
+	// ProxyProbe, when set, is the command line (Probe's shape) whose
+	// tcp-proxy is the proxy part's fault proxy (default Probe): another
+	// build's, with Baseline.
+	ProxyProbe []string
+	// Baseline, when set, is the command line of another build of coup:
+	// the parts run with it too, in turns, and each figure it makes is
+	// printed as a ratio (baseline.go). Only the parts that run coup as a
+	// process can: startup, history and proxy.
+	Baseline []string
 	// Parts are the parts to run (default: DefaultParts).
 	Parts []string
 	// Rounds is how many times each probe runs on each path, the paths
@@ -96,6 +105,9 @@ func (c *Config) defaults() error {
 	}
 	if len(c.Probe) == 0 {
 		c.Probe = append(append([]string(nil), c.Coup...), "bench-probe")
+	}
+	if len(c.ProxyProbe) == 0 {
+		c.ProxyProbe = c.Probe
 	}
 	if len(c.Parts) == 0 {
 		c.Parts = DefaultParts
@@ -169,6 +181,9 @@ func (c *Config) defaults() error {
 
 func (c *Config) has(part string) bool { return slices.Contains(c.Parts, part) }
 
+// proxyProbe is the command line whose tcp-proxy is the fault proxy.
+func (c *Config) proxyProbe() []string { return c.ProxyProbe }
+
 // Results are everything one run of the benchmark measured.
 type Results struct {
 	Config Config
@@ -194,6 +209,9 @@ type Results struct {
 
 	// Explore holds the explore part's bugs.
 	Explore []ZooCase
+
+	// Baseline holds the figures of this build and of Config.Baseline's.
+	Baseline []BaselineFigure
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -202,6 +220,12 @@ type Results struct {
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
+	}
+	if err := cfg.checkBaseline(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Baseline) > 0 {
+		return runBaseline(ctx, cfg)
 	}
 	res := &Results{Config: cfg}
 	dir := cfg.Dir
@@ -290,7 +314,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if cfg.Profile != "" {
 			profile = filepath.Join(cfg.Profile, "history-check.pprof")
 		}
-		h, err := runHistory(ctx, cfg.Coup, cfg.Events, dir, profile, cfg.Dir != "", progress)
+		h, err := runHistory(ctx, cfg.Coup, cfg.Probe, cfg.Events, dir, profile, cfg.Dir != "", progress)
 		if err != nil {
 			return res, fmt.Errorf("history: %w", err)
 		}

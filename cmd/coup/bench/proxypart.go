@@ -123,7 +123,7 @@ func runProxyPart(ctx context.Context, cfg *Config, dir string, progress func(st
 		return nil, err
 	}
 	defer fwd.stop()
-	prx, err := startCarrier(cfg.Probe, tcpProxy, dir, args("proxy.pprof")...)
+	prx, err := startCarrier(cfg.proxyProbe(), tcpProxy, dir, args("proxy.pprof")...)
 	if err != nil {
 		return nil, err
 	}

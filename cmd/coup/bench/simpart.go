@@ -42,7 +42,7 @@ func runSimPart(ctx context.Context, cfg *Config, progress func(string, ...any))
 		files = append(files, m...)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no scenarios in %s (run coup bench from the repository's top folder, or name the catalogue's folder)", cfg.SimDir)
+		return nil, fmt.Errorf("no scenarios in %s: run coup bench from the repository's top folder, or name the catalogue's folder with --scenarios", cfg.SimDir)
 	}
 	// The processor times are one core's: the simulator runs on one
 	// goroutine, and the collector's other threads would count too.

@@ -271,6 +271,13 @@ func runStartup(ctx context.Context, argv []string, n int) (StartupRun, error) {
 		if !sawUp && strings.Contains(line, upMarker) {
 			s.Up = time.Since(start)
 			s.CPU = pidCPU(pid)
+			// The peak so far, before the sampler's next look: the bare
+			// launcher ends a moment after.
+			if rss, err := peakRSS(pid); err == nil {
+				mu.Lock()
+				s.HarnessPeak = max(s.HarnessPeak, rss)
+				mu.Unlock()
+			}
 			sawUp = true
 			close(up)
 		}

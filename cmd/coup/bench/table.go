@@ -53,6 +53,9 @@ func (r *Results) Print(w io.Writer) {
 	if len(r.Explore) > 0 {
 		r.printExplore(w)
 	}
+	if len(r.Baseline) > 0 {
+		r.printBaseline(w)
+	}
 }
 
 func (r *Results) printRouter(w io.Writer) {

@@ -149,3 +149,51 @@ func squash(s string) string {
 	}
 	return s
 }
+
+// The baseline table gives each figure of both builds, medians, and this
+// build's to the baseline's; a figure missing on one side has no ratio.
+func TestPrintBaseline(t *testing.T) {
+	r := &Results{
+		Config: Config{Baseline: []string{"/tmp/old-coup"}},
+		Baseline: []BaselineFigure{
+			{Name: "startup, 1000 nodes: up in", Unit: "duration", This: []float64{4e9, 6e9}, Base: []float64{8e9, 10e9}},
+			{Name: "startup, 1000 nodes: harness peak", Unit: "bytes", This: []float64{75e6, 77e6}, Base: []float64{370e6, 366e6}},
+			{Name: "proxy, pipelined, window 64: round trips/s", Unit: "rate", This: []float64{800e3}, Base: []float64{400e3}},
+			{Name: "history: coup check", Unit: "duration", This: []float64{5e8}},
+		},
+	}
+	var b bytes.Buffer
+	r.Print(&b)
+	out := squash(b.String())
+	for _, want := range []string{
+		"baseline: this build against /tmp/old-coup",
+		"startup, 1000 nodes: up in 9.00s 5.00s (0.56×)",
+		"startup, 1000 nodes: harness peak 368.0 MB 76.0 MB (0.21×)",
+		"proxy, pipelined, window 64: round trips/s 400 000 800 000 (2.00×)",
+		"history: coup check - 500.0ms\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Figures come from the parts a coup process makes, named by part.
+func TestBaselineFigures(t *testing.T) {
+	r := &Results{
+		Startup: []Startup{{Nodes: 10, Coup: []StartupRun{{Up: 2e9, HarnessPeak: 5e6, CPU: 1e8}}, Bare: []StartupRun{{Up: 1e9}}}},
+		History: &HistoryFigures{CoupCheck: 3e8, CoupCheckPeak: 9e6},
+	}
+	got := map[string]float64{}
+	for _, f := range baselineFigures(r) {
+		got[f.name] = f.value
+	}
+	for name, want := range map[string]float64{
+		"startup, 10 nodes: up in": 2e9, "startup, 10 nodes: harness peak": 5e6, "startup, 10 nodes: harness CPU to up": 1e8,
+		"startup, 10 nodes: bare start (this build's in both)": 1e9, "history: coup check": 3e8, "history: coup check, peak RSS": 9e6,
+	} {
+		if got[name] != want {
+			t.Errorf("%s: got %g, want %g (all: %v)", name, got[name], want, got)
+		}
+	}
+}
