@@ -92,7 +92,7 @@ func TestPrintRouter(t *testing.T) {
 	for _, want := range []string{
 		"pipelined, window 64: round trips/s 700 000 400 000 (0.57×) ✓ 210 000 (0.30×) ✗ ≥ 0.5× / ≥ 0.35×",
 		"pipelined, window 64: CPU per message 500ns 2.0µs (4.0×) 10µs (20×)",
-		"one at a time: round-trip p50 10µs 25µs (2.5×) ✓ 40µs (4.0×) ✗ ≤ 3×",
+		"one at a time: round-trip p50 10µs 25µs (2.50×) ✗ 40µs (4.00×) ✗ ≤ 1.05×",
 		"one at a time: round-trip p99 20µs 50µs (2.5×) 90µs (4.5×)",
 		"steady 5000 msg/s: round-trip p99",
 		"990µs (1.1×) ✓",
