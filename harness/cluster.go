@@ -237,7 +237,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		case up:
 			r.route(m.name, line, &wk)
 			if !lines.HasLine() {
-				wk.flush() // nothing more in hand: the writers fed go now
+				wk.flush(r) // nothing more in hand: the writers fed go now
 			}
 		case dropped:
 		case !isInitOK(line):
@@ -265,7 +265,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		}
 		out.handled.Add(int64(n))
 	}
-	wk.flush()
+	wk.flush(r)
 	state, _ := p.Wait()
 	hs.mu.Lock()
 	hs.exit = exitDetail(state)

@@ -131,6 +131,9 @@ type Sim struct {
 	// closed is set once the history is closed: log lines are flushed at
 	// once from then on.
 	closed bool
+	// inputs, when not nil, receives every call into a machine (the
+	// floor's capture, floor.go).
+	inputs *[]input
 }
 
 // New builds a simulated cluster; Start starts it.
