@@ -58,7 +58,9 @@ const (
 	// cover: it began at the event's time minus the span.
 	LinkSpan = "span_ns"
 	// LinkBytes counts the bytes the network passed on towards dest
-	// (for packets, their IP lengths).
+	// (for packets, the bytes of their transport payloads: what the
+	// applications sent, without IP, TCP or UDP headers, so that a bare
+	// acknowledgement counts as a packet of 0 bytes).
 	LinkBytes = "bytes"
 	// LinkChunks and LinkPackets count what carried those bytes.
 	LinkChunks  = "chunks"
