@@ -14,6 +14,7 @@ import (
 	"github.com/coupharness/coup/harness"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/verdict"
@@ -60,7 +61,7 @@ type runOptions struct {
 func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs := newFlags("run")
 	o := &runOptions{}
-	fs.StringVar(&o.store, "store", "store", "the store's root `folder`")
+	fs.StringVar(&o.store, "store", defaultStore(), storeUsage)
 	fs.IntVar(&o.repeat, "repeat", 1, "run each scenario `N` times")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the verdicts, no progress lines")
 	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML `file`: one test case per run")
@@ -227,7 +228,10 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			out.printf("%s", res.Summary())
 		}
 		if dir != "" {
-			out.printf("  store: %s\n", console.Printable(dir))
+			out.printf("  store: %s\n", console.Printable(absPath(dir)))
+			if report := reportOf(dir); report != "" {
+				out.printf("  report: %s\n", console.Printable(report))
+			}
 		}
 		last = &lastRun{res: res}
 		run := p.Finish(res, dir, start, time.Since(start), err)
@@ -368,10 +372,54 @@ func printTally(s *catalogue.Summary, code int, o runOptions) {
 	t := s.Totals
 	fmt.Printf("%d runs: %d as expected, %d unexpected, %d unknown, %d failed to start, %d not run (exit %d)\n",
 		t.Runs, t.AsExpected, t.Unexpected, t.Unknown, t.FailedToStart, t.NotRun, code)
-	fmt.Printf("summary.json: %s\n", filepath.Join(o.store, catalogue.SummaryFile))
+	fmt.Printf("summary.json: %s\n", console.Printable(absPath(filepath.Join(o.store, catalogue.SummaryFile))))
 	if o.junit != "" {
-		fmt.Printf("JUnit: %s\n", o.junit)
+		fmt.Printf("JUnit: %s\n", console.Printable(absPath(o.junit)))
 	}
+	printReports(s.Runs)
+}
+
+// printReports ends a catalogue's summary with the reports a person opens
+// next: that of each run not as expected, or, when every run was, that of
+// the last run. A run without a report (not carried out, or stopped
+// before its nodes were up) is left out.
+func printReports(runs []catalogue.Run) {
+	var odd []string
+	last := ""
+	for _, r := range runs {
+		report := ""
+		if r.Store != "" {
+			report = reportOf(r.Store)
+		}
+		if report == "" {
+			continue
+		}
+		last = report
+		if r.ExitCode != verdict.ExitOK {
+			odd = append(odd, report)
+		}
+	}
+	switch {
+	case len(odd) == 1:
+		fmt.Printf("report of the run not as expected: %s\n", console.Printable(odd[0]))
+	case len(odd) > 1:
+		fmt.Printf("reports of the %d runs not as expected:\n", len(odd))
+		for _, r := range odd {
+			fmt.Printf("  %s\n", console.Printable(r))
+		}
+	case last != "":
+		fmt.Printf("report of the last run: %s\n", console.Printable(last))
+	}
+}
+
+// reportOf is the absolute path of the report in a run's store folder, or
+// "" when the run wrote none.
+func reportOf(dir string) string {
+	p := absPath(filepath.Join(dir, lifecycle.ReportFile))
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
 }
 
 // scenarioFiles expands directories into their *.toml files, sorted.
