@@ -25,9 +25,12 @@ const runUsage = `usage: coup run [flags] FILE|DIR...
 
 Runs each scenario with real node processes (a DIR runs every *.toml in
 it, in name order), checks its history, prints the verdict and stores the
-run in STORE/<scenario>/<timestamp>/. A run over several scenarios, or
-with --repeat, also writes STORE/summary.json; --junit writes a JUnit XML
-file for CI (docs/ci.md).
+run in STORE/<scenario>/<timestamp>/, and ends with the absolute path of
+its report.html. A run over several scenarios, or with --repeat, also
+writes STORE/summary.json; --junit writes a JUnit XML file for CI
+(docs/ci.md). STORE is --store, else $COUP_STORE, else store/ at the root
+of the git checkout (or Go module) that holds the working folder, else
+./store.
 
 --seed and --set override the scenario files' keys, and are validated as
 the files are:
