@@ -42,14 +42,16 @@ func (s *Scenario) checkTable(schemaPath, written string, table map[string]any) 
 		}
 		return p + "." + k
 	}
+	// The written path quotes a name as the locator does ("zoo.cfg").
+	wjoin := func(k string) string { return join(written, toml.Key{k}.String()) }
 	names := make([]string, 0, len(table))
 	for k := range table {
 		names = append(names, k)
 	}
 	// In the order they are written; keys not found last, by name.
 	sort.Slice(names, func(i, j int) bool {
-		a, aok := s.loc.keys[join(written, names[i])]
-		b, bok := s.loc.keys[join(written, names[j])]
+		a, aok := s.loc.keys[wjoin(names[i])]
+		b, bok := s.loc.keys[wjoin(names[j])]
 		switch {
 		case aok != bok:
 			return aok
@@ -59,7 +61,7 @@ func (s *Scenario) checkTable(schemaPath, written string, table map[string]any) 
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		if e := s.checkKey(join(schemaPath, name), join(written, name), table[name]); e != nil {
+		if e := s.checkKey(join(schemaPath, name), wjoin(name), table[name]); e != nil {
 			return e
 		}
 	}
@@ -111,7 +113,7 @@ func (s *Scenario) checkKey(schemaPath, written string, v any) *Error {
 		sort.Strings(names)
 		for _, name := range names {
 			if want := typeWords(k.typ.Elem()); want != "" && decodeAlone(k.typ.Elem(), t[name]) != nil {
-				return s.typeErrorAt(written+"."+name, "must be "+want, t[name])
+				return s.typeErrorAt(written+"."+toml.Key{name}.String(), "must be "+want, t[name])
 			}
 		}
 	}

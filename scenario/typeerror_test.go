@@ -39,6 +39,8 @@ func TestTypeErrors(t *testing.T) {
 			6, 17, "faults[0].when.node", `must be a string, like "text", not the integer 5`},
 		{"a table of strings", head + "[server]\npreset = \"etcd\"\nenv = { A = \"1\", B = 2 }\n",
 			5, 22, "server.env.B", `must be a string, like "text", not the integer 2`},
+		{"a quoted name", head + "[server]\npreset = \"etcd\"\n[server.files]\n\"zoo.cfg\" = 3\n",
+			6, 13, `server.files."zoo.cfg"`, `must be a string, like "text", not the integer 3`},
 		{"a date", "algorithm = \"chang-roberts\"\nnodes = 1979-05-27\n",
 			2, 9, "nodes", `must be an integer, like 5, not the date or time 1979-05-27`},
 		{"a float for an integer", head + "[workload]\nclients = 2.5\n",
