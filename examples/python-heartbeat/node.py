@@ -3,11 +3,13 @@
 
 Every node sends a heartbeat to every other every BEAT seconds, and
 believes in the highest node it has heard from within the last TIMEOUT,
-itself included. It claims nothing for its first TIMEOUT: a node that
-claimed at once, before it could hear its peers, would believe in itself
-while a higher node is up, and coup's two-leaders check finds that
-overlap at start-up. Safe when a leader crashes; not under a pause or a
-partition, which is what the checks are there to show.
+itself included. It believes nothing until it has heard from every peer
+(or ALONE has passed since init): a node that claimed at once, before it
+could hear its peers, would believe in itself while a higher node is up,
+and coup's two-leaders check finds that overlap at start-up. A wait of a
+fixed time is not enough: nodes answer init hundreds of milliseconds
+apart on a busy machine. Safe when a leader crashes; not under a pause or
+a partition, which is what the checks are there to show.
 """
 import json
 import queue
@@ -15,7 +17,7 @@ import sys
 import threading
 import time
 
-BEAT, TIMEOUT = 0.1, 0.5
+BEAT, TIMEOUT, ALONE = 0.1, 0.5, 5.0
 me, peers, heard, leader, started, next_beat = None, [], {}, None, 0.0, 0.0
 
 
@@ -44,7 +46,7 @@ while True:
         msg = json.loads(line)
         body = msg["body"]
         if body["type"] == "init":
-            me, started = body["node_id"], now
+            me, started, heard = body["node_id"], now, {}
             peers = [n for n in body["node_ids"] if n != me]
             send(msg["src"], {"type": "init_ok", "in_reply_to": body["msg_id"]})
         elif body["type"] == "beat":
@@ -55,8 +57,8 @@ while True:
         for p in peers:
             send(p, {"type": "beat"})
         next_beat = now + BEAT
-    if now - started < TIMEOUT:
-        continue  # the start-up wait: hear the peers before believing
+    if len(heard) < len(peers) and now - started < ALONE:
+        continue  # the start-up wait: hear every peer before believing
     alive = [me] + [p for p, t in heard.items() if now - t < TIMEOUT]
     best = max(alive, key=lambda n: int(n.lstrip("n")))
     if best != leader:
