@@ -222,36 +222,60 @@ func TestBullyCoordinatorElectCrash(t *testing.T) {
 // than it was due, and the pause ended after it began.
 func TestBullyTwoLeadersExplained(t *testing.T) {
 	const tm = `\d+\.\d{3}s`
+	const more = `(; \d+ pairs of claims overlap in all)?`
 	const due = 1.2
 	slower := []string{"--set", "params.t_trans=80ms", "--set", "params.t_process=40ms", "--set", "params.probe_every=160ms",
-		"--set", "duration=3.2s", "--set", "recovery=1.6s", "--set", "faults[0].at=1.2s"}
+		"--set", "duration=3.2s", "--set", "recovery=1.6s", "--set", "faults[0].at=1.2s",
+		// Two-leaders alone: what the nodes believe once the pause or the
+		// restart is over (agreement, validity) is no part of the
+		// explanation, and races on a loaded machine.
+		"--set", `checks.run=["two-leaders"]`}
 	for _, tt := range []struct {
 		file string
 		sets []string
 		want string
 	}{
+		// The node that claimed beside n5 is n4 as a rule; on a loaded
+		// machine another may come first (every one of them named the
+		// same, checked below), and more pairs may overlap.
 		{"bully-coordinator-paused.toml", []string{"--set", "faults[0].for=1.2s"},
-			`n5 and n4 both believed they were the leader from ` + tm + ` to ` + tm + ` \(\d+ms\): ` +
+			`n5 and (?P<o1>n\d) both believed they were the leader from ` + tm + ` to ` + tm + ` \(\d+ms\): ` +
 				`n5 claimed leadership at ` + tm + ` \(paused from (?P<began>` + tm + `) to (?P<ended>` + tm + `), it kept that belief: a paused node is still live\), ` +
-				`and n4 claimed it at ` + tm + ` while n5's claim still stood; ` +
-				`the overlap ended when n4 stepped down at ` + tm + ` \(it then believed in n5\)`},
+				`and (?P<o2>n\d) claimed it at ` + tm + ` while n5's claim still stood; ` +
+				`the overlap ended when (?P<o3>n\d) stepped down at ` + tm + ` \(it then believed in n\d\)` + more},
 		{"bully-coordinator-replaced.toml", []string{"--set", "faults[1].at=1.2s"},
-			`n4 and n5 both believed they were the leader from ` + tm + ` to ` + tm + ` \((\d+ms|\d+µs)\): ` +
-				`n4 claimed leadership at ` + tm + `, and n5 claimed it at ` + tm + ` \(restarted under the same id at ` + tm + ` after it crashed at (?P<began>` + tm + `)\) while n4's claim still stood; ` +
-				`the overlap ended when n4 stepped down at ` + tm + ` \(it then believed in n5\)`},
+			`(?P<o1>n\d) and n5 both believed they were the leader from ` + tm + ` to ` + tm + ` \((\d+ms|\d+µs)\): ` +
+				`(?P<o2>n\d) claimed leadership at ` + tm + `, and n5 claimed it at ` + tm + ` \(restarted under the same id at ` + tm + ` after it crashed at (?P<began>` + tm + `)\) while (?P<o3>n\d)'s claim still stood; ` +
+				`the overlap ended when (?P<o4>n\d) stepped down at ` + tm + ` \(it then believed in n5\)` + more},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			args := append(append(append([]string{"run"}, slower...), tt.sets...), scenarioPath(t, tt.file))
-			run := coup(t, args...)
-			if run.code != 0 {
-				t.Fatalf("exit %d, want 0 (the violation is expected)\n%s%s", run.code, run.stdout, run.stderr)
-			}
 			re := regexp.MustCompile(`two-leaders false +(.*)`)
-			m := re.FindStringSubmatch(run.stdout)
-			if m == nil {
-				t.Fatalf("no two-leaders line in the output:\n%s", run.stdout)
+			began := regexp.MustCompile(`^\S+ and \S+ both believed they were the leader (?:from|at) (\d+\.\d{3})s`)
+			// The explanation is the first overlap's: a run whose first
+			// overlap began before the fault (bully's start-up race, on a
+			// very loaded machine) is run again, up to three times.
+			var run coupRun
+			var printed string
+			for try := 1; ; try++ {
+				run = coup(t, args...)
+				if run.code != 0 {
+					t.Fatalf("exit %d, want 0 (the violation is expected)\n%s%s", run.code, run.stdout, run.stderr)
+				}
+				m := re.FindStringSubmatch(run.stdout)
+				if m == nil {
+					t.Fatalf("no two-leaders line in the output:\n%s", run.stdout)
+				}
+				printed = m[1]
+				b := began.FindStringSubmatch(printed)
+				if b == nil || try == 3 {
+					break
+				}
+				if at, err := strconv.ParseFloat(b[1], 64); err != nil || at >= due {
+					break
+				}
+				t.Logf("run %d: the first overlap began before the fault, at start-up: %s", try, printed)
 			}
-			printed := m[1]
 			want := regexp.MustCompile(`^` + tt.want + `$`)
 			if got := want.FindStringSubmatch(printed); got == nil {
 				t.Errorf("explanation\n  %s\ndoes not read as\n  %s", printed, tt.want)
@@ -266,6 +290,11 @@ func TestBullyTwoLeadersExplained(t *testing.T) {
 						t.Fatalf("%s %q: %v", name, got[i], err)
 					}
 					return v
+				}
+				for _, o := range []string{"o2", "o3", "o4"} {
+					if i := want.SubexpIndex(o); i >= 0 && got[i] != got[want.SubexpIndex("o1")] {
+						t.Errorf("the sentence names %s and %s as the other claimant: %s", got[want.SubexpIndex("o1")], got[i], printed)
+					}
 				}
 				if began := secs("began"); began < due {
 					t.Errorf("the fault began at %.3fs, before it was due at %.3fs: %s", began, due, printed)
