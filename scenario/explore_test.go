@@ -128,7 +128,7 @@ func TestBadExplore(t *testing.T) {
 		{"zero rate", `probability = [0.2, 0.8]`, `rate = [0.0, 2.0]`, 13, "explore.rate", "more than 0"},
 		{"groups shape", `max_faults = 2`, `shapes = ["groups"]`, 11, "explore.shapes", "unknown shape"},
 		{"cut without servers", `max_faults = 2`, `cuts = ["stall"]`, 11, "explore.cuts", "only real servers"},
-		{"for not a list", `for = ["5ms", "200ms"]`, `for = "5ms"`, 12, "explore.for", "incompatible types"},
+		{"for not a list", `for = ["5ms", "200ms"]`, `for = "5ms"`, 12, "explore.for", `must be a list of durations, like ["100ms", "1s"], not the string "5ms"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

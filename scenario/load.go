@@ -68,7 +68,7 @@ func parse(path, src string, machine bool, sets []Override) (*Scenario, error) {
 	s := &Scenario{File: path, loc: newLocator(src), machine: machine}
 	md, err := toml.Decode(src, s)
 	if err != nil {
-		return nil, s.decodeError(err)
+		return nil, s.decodeError(err, src)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		key := s.indexed(undecoded[0])
@@ -103,8 +103,12 @@ func parse(path, src string, machine bool, sets []Override) (*Scenario, error) {
 
 var lastKeyRE = regexp.MustCompile(`line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
-// decodeError turns BurntSushi's errors into an *Error with a position.
-func (s *Scenario) decodeError(err error) error {
+// decodeError turns BurntSushi's errors into an *Error with a position:
+// a value of the wrong type, found by typeError, or a syntax error.
+func (s *Scenario) decodeError(err error, src string) error {
+	if e := s.typeError(src); e != nil {
+		return e
+	}
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		return &Error{File: s.File, Line: pe.Position.Line, Col: pe.Position.Col, Field: pe.LastKey, Msg: pe.Message}

@@ -17,16 +17,17 @@ type position struct{ Line, Col int }
 // and matches "key = value" lines, skipping the insides of multi-line
 // strings and arrays. Inline tables are matched by key name on their line.
 type locator struct {
-	keys map[string]position // full path -> position of the key
+	keys  map[string]position // full path -> position of the key
+	lines []string            // the file's lines, for the column of a value
 }
 
 func newLocator(src string) *locator {
-	l := &locator{keys: map[string]position{}}
+	lines := strings.Split(src, "\n")
+	l := &locator{keys: map[string]position{}, lines: lines}
 	arrays := map[string]int{} // array-of-tables path -> entries so far
 	table := ""                // current table path, with indices
-	lines := strings.Split(src, "\n")
-	var inString string // the open multi-line string delimiter, if any
-	depth := 0          // open brackets of a multi-line value
+	var inString string        // the open multi-line string delimiter, if any
+	depth := 0                 // open brackets of a multi-line value
 	for i, raw := range lines {
 		line := raw
 		if inString != "" {

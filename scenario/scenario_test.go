@@ -85,7 +85,7 @@ func TestBadScenarios(t *testing.T) {
 		{"negative duration", `at = "50ms"`, `at = "-5ms"`, 16, "faults[0].at", "negative"},
 		{"duration too long", "", "[checks]\nstabilisation = \"2562047h\"", 22, "checks.stabilisation", "longer than the 1000h0m0s"},
 		{"no nodes", `nodes = 5`, `nodes = 0`, 3, "nodes", "at least 1"},
-		{"nodes not a number", `nodes = 5`, `nodes = "five"`, 3, "nodes", "incompatible types"},
+		{"nodes not a number", `nodes = 5`, `nodes = "five"`, 3, "nodes", `must be an integer, like 5, not the string "five"`},
 		{"unknown algorithm", `algorithm = "chang-roberts"`, `algorithm = "chang-robert"`, 2, "algorithm", "unknown algorithm"},
 		{"target names no node", `target = "n4"`, `target = "n9"`, 15, "faults[0].target", "names no node"},
 		{"unknown fault", `kind = "crash"`, `kind = "explode"`, 14, "faults[0].kind", "unknown fault"},

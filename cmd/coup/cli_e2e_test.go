@@ -357,7 +357,9 @@ func TestInterruptedRunIsUnknown(t *testing.T) {
 func TestSignalWhileCheckingKeepsPrintedExit(t *testing.T) {
 	store := t.TempDir()
 	tag := tagged(t)
-	// A lock workload: porcupine has some operations to check.
+	// A lock workload: porcupine has some operations to check. Only the
+	// safety checks, whose verdict no slow grant on a loaded machine can
+	// change (mutex-progress' 200ms bound can).
 	file := writeScenario(t, t.TempDir(), "lock.toml", `algorithm = "ricart-agrawala"
 nodes = 4
 duration = "400ms"
@@ -365,6 +367,8 @@ recovery = "200ms"
 [workload]
 rate = 400
 hold = "1ms"
+[checks]
+run = ["mutex-linearizable", "mutex-cs"]
 `)
 	cmd, out := startRun(t, tag, "--store", store, "--quiet", file)
 	var dir string

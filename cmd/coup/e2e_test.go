@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,8 +71,10 @@ func survivors(tag string) []int {
 
 func checkNoSurvivors(t *testing.T, tag string) {
 	t.Helper()
-	// Killed processes take a moment to be reaped by init; poll briefly.
-	deadline := time.Now().Add(2 * time.Second)
+	// Killed processes take a moment to be reaped by init, longer on a
+	// loaded machine; poll for a while (a passing test waits no longer
+	// than the reaping takes).
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		left := survivors(tag)
 		if len(left) == 0 {
@@ -416,6 +419,9 @@ run = ["two-leaders"]
 
 // startUp starts coup with args and tag in its environment, and returns
 // once it says its nodes are up (its progress line), with what it prints.
+// Three JVMs (ZooKeeper) on a loaded machine take tens of seconds to come
+// up, so it waits as long as coup's own start timeout and more; a start
+// that fails ends coup, and its words, sooner.
 func startUp(t *testing.T, tag string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(coupBin, args...)
@@ -425,8 +431,12 @@ func startUp(t *testing.T, tag string, args ...string) (*exec.Cmd, *syncBuffer) 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !strings.Contains(out.String(), "nodes up") {
+		if ended(cmd.Process.Pid) {
+			cmd.Wait()
+			t.Fatalf("coup ended before its nodes came up:\n%s", out.String())
+		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
@@ -435,6 +445,17 @@ func startUp(t *testing.T, tag string, args ...string) (*exec.Cmd, *syncBuffer) 
 		time.Sleep(10 * time.Millisecond)
 	}
 	return cmd, out
+}
+
+// ended reports whether the child pid has exited and waits to be reaped
+// (a zombie), without reaping it: its caller's Wait still gets its status.
+func ended(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" Z"))
 }
 
 // syncBuffer is a bytes.Buffer that a test may read while a command writes.

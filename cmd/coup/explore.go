@@ -101,7 +101,7 @@ func exploreCmd(args []string) int {
 	fs.IntVar(&f.lanes, "lanes", 0, "independent searches of the campaign, split among shards (default: n of --shard, else 1)")
 	fs.IntVar(&f.workers, "workers", 1, "runs under way at once")
 	fs.StringVar(&f.out, "out", "", "write each run's result to this JSON-lines `file`, for coup explore merge")
-	fs.StringVar(&f.store, "store", "store", "the store's root `folder`")
+	fs.StringVar(&f.store, "store", defaultStore(), storeUsage)
 	fs.StringVar(&f.corpus, "corpus", "", "keep the guided corpus as scenario files in this `folder` (default STORE/<scenario>/corpus)")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML `file`: one test case per kind of failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line, no line per new kind of failure: the summary only")

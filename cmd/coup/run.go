@@ -14,6 +14,7 @@ import (
 	"github.com/coupharness/coup/harness"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/verdict"
@@ -24,9 +25,12 @@ const runUsage = `usage: coup run [flags] FILE|DIR...
 
 Runs each scenario with real node processes (a DIR runs every *.toml in
 it, in name order), checks its history, prints the verdict and stores the
-run in STORE/<scenario>/<timestamp>/. A run over several scenarios, or
-with --repeat, also writes STORE/summary.json; --junit writes a JUnit XML
-file for CI (docs/ci.md).
+run in STORE/<scenario>/<timestamp>/, and ends with the absolute path of
+its report.html. A run over several scenarios, or with --repeat, also
+writes STORE/summary.json; --junit writes a JUnit XML file for CI
+(docs/ci.md). STORE is --store, else $COUP_STORE, else store/ at the root
+of the git checkout (or Go module) that holds the working folder, else
+./store.
 
 --seed and --set override the scenario files' keys, and are validated as
 the files are:
@@ -60,7 +64,7 @@ type runOptions struct {
 func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs := newFlags("run")
 	o := &runOptions{}
-	fs.StringVar(&o.store, "store", "store", "the store's root `folder`")
+	fs.StringVar(&o.store, "store", defaultStore(), storeUsage)
 	fs.IntVar(&o.repeat, "repeat", 1, "run each scenario `N` times")
 	fs.BoolVar(&o.quiet, "quiet", false, "print only the verdicts, no progress lines")
 	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML `file`: one test case per run")
@@ -227,7 +231,10 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			out.printf("%s", res.Summary())
 		}
 		if dir != "" {
-			out.printf("  store: %s\n", console.Printable(dir))
+			out.printf("  store: %s\n", console.Printable(absPath(dir)))
+			if report := reportOf(dir); report != "" {
+				out.printf("  report: %s\n", console.Printable(report))
+			}
 		}
 		last = &lastRun{res: res}
 		run := p.Finish(res, dir, start, time.Since(start), err)
@@ -368,10 +375,54 @@ func printTally(s *catalogue.Summary, code int, o runOptions) {
 	t := s.Totals
 	fmt.Printf("%d runs: %d as expected, %d unexpected, %d unknown, %d failed to start, %d not run (exit %d)\n",
 		t.Runs, t.AsExpected, t.Unexpected, t.Unknown, t.FailedToStart, t.NotRun, code)
-	fmt.Printf("summary.json: %s\n", filepath.Join(o.store, catalogue.SummaryFile))
+	fmt.Printf("summary.json: %s\n", console.Printable(absPath(filepath.Join(o.store, catalogue.SummaryFile))))
 	if o.junit != "" {
-		fmt.Printf("JUnit: %s\n", o.junit)
+		fmt.Printf("JUnit: %s\n", console.Printable(absPath(o.junit)))
 	}
+	printReports(s.Runs)
+}
+
+// printReports ends a catalogue's summary with the reports a person opens
+// next: that of each run not as expected, or, when every run was, that of
+// the last run. A run without a report (not carried out, or stopped
+// before its nodes were up) is left out.
+func printReports(runs []catalogue.Run) {
+	var odd []string
+	last := ""
+	for _, r := range runs {
+		report := ""
+		if r.Store != "" {
+			report = reportOf(r.Store)
+		}
+		if report == "" {
+			continue
+		}
+		last = report
+		if r.ExitCode != verdict.ExitOK {
+			odd = append(odd, report)
+		}
+	}
+	switch {
+	case len(odd) == 1:
+		fmt.Printf("report of the run not as expected: %s\n", console.Printable(odd[0]))
+	case len(odd) > 1:
+		fmt.Printf("reports of the %d runs not as expected:\n", len(odd))
+		for _, r := range odd {
+			fmt.Printf("  %s\n", console.Printable(r))
+		}
+	case last != "":
+		fmt.Printf("report of the last run: %s\n", console.Printable(last))
+	}
+}
+
+// reportOf is the absolute path of the report in a run's store folder, or
+// "" when the run wrote none.
+func reportOf(dir string) string {
+	p := absPath(filepath.Join(dir, lifecycle.ReportFile))
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
 }
 
 // scenarioFiles expands directories into their *.toml files, sorted.

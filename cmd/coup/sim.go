@@ -69,7 +69,7 @@ func simCmd(args []string) int {
 	fs.IntVar(&f.seeds, "seeds", 0, "sweep this many seeds from the first")
 	fs.BoolVar(&f.first, "first", false, "stop a sweep at the first seed not as expected")
 	fs.BoolVar(&f.determinism, "check-determinism", false, "run each seed twice and compare the hashes of the histories")
-	fs.StringVar(&f.store, "store", "store", "the store's root folder")
+	fs.StringVar(&f.store, "store", defaultStore(), storeUsage)
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "seeds simulated at once in a sweep")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar or progress lines")
 	fs.BoolVar(&f.bench, "bench", false, "measure the simulator on scenarios (one core)")

@@ -290,9 +290,21 @@ func TestSimFlagsBad(t *testing.T) {
 // under it), as coup does in a fresh one.
 func coupIn(t *testing.T, dir string, args ...string) coupRun {
 	t.Helper()
+	return coupEnv(t, dir, nil, args...)
+}
+
+// coupEnv is coupIn with env added to the environment, from which a
+// COUP_STORE of the caller's is taken out: a test's store is its own.
+func coupEnv(t *testing.T, dir string, env []string, args ...string) coupRun {
+	t.Helper()
 	tag := tagged(t)
 	cmd := exec.Command(coupBin, args...)
-	cmd.Env = append(os.Environ(), tag)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, StoreEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, env...), tag)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

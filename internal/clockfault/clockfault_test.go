@@ -94,15 +94,13 @@ func TestRate(t *testing.T) {
 		if err := Apply(p.pid(), Begin(Skew{Rate: rate, Realtime: true, Monotonic: true})); err != nil {
 			t.Fatal(err)
 		}
-		w0, m0 := p.read()
-		start := time.Now()
+		zero := time.Now()
+		a := p.readSpan(zero)
 		time.Sleep(300 * time.Millisecond)
-		w1, m1 := p.read()
-		took := time.Since(start)
-		for what, d := range map[string]int64{"monotonic": m1 - m0, "wall": w1 - w0} {
-			got := float64(d) / float64(took)
-			if got < rate*0.9 || got > rate*1.1 {
-				t.Errorf("rate %g: the %s clock ran %.3f times as fast", rate, what, got)
+		b := p.readSpan(zero)
+		for what, d := range map[string]int64{"monotonic": b.mono - a.mono, "wall": b.wall - a.wall} {
+			if lo, hi, ok := rateWithin(d, a, b, rate, 0.1); !ok {
+				t.Errorf("rate %g: the %s clock ran %.3f to %.3f times as fast", rate, what, lo, hi)
 			}
 		}
 		r, err := Read(p.pid())
@@ -316,12 +314,12 @@ func TestNode(t *testing.T) {
 	near(t, "after the end", p.wallSkew(), 0, 50*time.Millisecond)
 	near(t, "the later one after the end", later.wallSkew(), 0, 50*time.Millisecond)
 	// The monotonic clock kept its gain and runs at the true rate.
-	_, m0 := p.read()
-	start := time.Now()
+	zero := time.Now()
+	a := p.readSpan(zero)
 	time.Sleep(100 * time.Millisecond)
-	_, m1 := p.read()
-	if r := float64(m1-m0) / float64(time.Since(start)); r < 0.9 || r > 1.1 {
-		t.Fatalf("the monotonic clock runs %.2f times as fast after the end", r)
+	b := p.readSpan(zero)
+	if lo, hi, ok := rateWithin(b.mono-a.mono, a, b, 1, 0.1); !ok {
+		t.Fatalf("the monotonic clock runs %.2f to %.2f times as fast after the end", lo, hi)
 	}
 	// A realtime-only fault ends with the vDSO as the kernel made it.
 	q := startProbe(t, nil)

@@ -113,6 +113,32 @@ func (p *prober) read() (wall, mono int64) {
 	return wall, mono
 }
 
+// span is a reading of the probe's clocks with the true monotonic times,
+// in nanoseconds, before the question and after the answer: the probe
+// read its clocks somewhere between the two.
+type span struct{ wall, mono, before, after int64 }
+
+// readSpan is read, bracketed by the true time.
+func (p *prober) readSpan(zero time.Time) span {
+	before := int64(time.Since(zero))
+	wall, mono := p.read()
+	return span{wall, mono, before, int64(time.Since(zero))}
+}
+
+// rateWithin reports whether a clock that moved d between two readings a
+// and b ran at rate within tol (0.1 for 10%), whatever the time the
+// questions took: the true interval between the probe's two readings is at
+// least b.before−a.after and at most b.after−a.before, so a loaded machine
+// widens the bounds instead of failing the test.
+func rateWithin(d int64, a, b span, rate, tol float64) (lo, hi float64, ok bool) {
+	shortest, longest := float64(b.before-a.after), float64(b.after-a.before)
+	if shortest < 1 {
+		shortest = 1
+	}
+	lo, hi = float64(d)/longest, float64(d)/shortest
+	return lo, hi, lo <= rate*(1+tol) && hi >= rate*(1-tol)
+}
+
 // wallSkew is how far the probe's wall clock is from the true one, within
 // the time a question takes.
 func (p *prober) wallSkew() time.Duration {
