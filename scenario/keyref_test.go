@@ -62,6 +62,8 @@ func docType(t reflect.Type) string {
 		return "duration"
 	case reflect.TypeOf(Target{}), reflect.TypeOf(ClientHosts{}):
 		return "string or list of strings"
+	case reflect.TypeOf(Probe{}):
+		return "string or table"
 	}
 	switch t.Kind() {
 	case reflect.String:
