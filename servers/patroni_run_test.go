@@ -1,0 +1,72 @@
+package servers
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/servers/hostnet"
+)
+
+// Patroni's preset starts a cluster of three hosts (etcd and Patroni,
+// which runs PostgreSQL as postgres), waits until the primary and both
+// replicas are seen, and leaves nothing when the run ends: no process of
+// the run (etcd, Patroni, the postmaster and every backend it forked), no
+// cgroup, no network namespace.
+func TestPatroniPreset(t *testing.T) {
+	needsServer(t, "patroni")
+	if err := hostnet.Available(); err != nil {
+		t.Skipf("the preset runs on coup's network, which cannot be made here: %v", err)
+	}
+	if _, err := user.Lookup("postgres"); err != nil {
+		t.Skipf("the preset runs as postgres: %v", err)
+	}
+	dir := runPreset(t, "patroni", "")
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	primaries, replicas := 0, 0
+	for e := range h.All() {
+		if e.Kind != history.KindReport || e.What != history.ReportLeader || e.Term == nil {
+			continue
+		}
+		switch e.Value {
+		case e.Node:
+			primaries++
+		case "":
+		default:
+			replicas++
+		}
+	}
+	if primaries == 0 || replicas < 2 {
+		t.Errorf("the history has %d primaries' and %d replicas' reports with a timeline, want one and two at least", primaries, replicas)
+	}
+
+	// Every process of the run had its working folder or its command in
+	// the run's folder (PostgreSQL's backends retitle themselves, but
+	// work in the data folder).
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmd), dir) {
+			t.Errorf("process %s (%s) is left after the run", filepath.Base(p), strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	if left, _ := filepath.Glob(fmt.Sprintf("/run/netns/coup-%d-*", os.Getpid())); len(left) > 0 {
+		t.Errorf("network namespaces left after the run: %s", strings.Join(left, ", "))
+	}
+	if mount, err := proc.CgroupMount(); err == nil {
+		if own, err := ownCgroup(); err == nil {
+			if left, _ := filepath.Glob(filepath.Join(mount, own, fmt.Sprintf("coup-%d-*", os.Getpid()))); len(left) > 0 {
+				t.Errorf("cgroups left after the run: %s", strings.Join(left, ", "))
+			}
+		}
+	}
+}
