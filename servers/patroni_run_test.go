@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/user"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/servers/hostnet"
 )
 
@@ -26,7 +28,32 @@ func TestPatroniPreset(t *testing.T) {
 	if _, err := user.Lookup("postgres"); err != nil {
 		t.Skipf("the preset runs as postgres: %v", err)
 	}
-	dir := runPreset(t, "patroni", "")
+	// The hosts run as postgres, who must reach the node folders: a
+	// test's temporary folders are its (root's) alone.
+	store := t.TempDir()
+	for _, d := range []string{filepath.Dir(store), store} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "patroni.toml"), `nodes = 3
+duration = "1s"
+recovery = "500ms"
+[server]
+preset = "patroni"
+[checks]
+run = ["one-leader-per-term"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, dir, err := Run(context.Background(), sc, Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotStarted() {
+		t.Fatalf("not started: %s", res.Error)
+	}
 	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
