@@ -933,6 +933,12 @@ func (sv *Server) fillFrom(p *Server) {
 	if sv.Network == "" {
 		sv.Network = p.Network
 	}
+	if sv.Isolation == "" {
+		sv.Isolation = p.Isolation
+	}
+	if sv.User == "" {
+		sv.User = p.User // Patroni's: PostgreSQL refuses to run as root
+	}
 	if !sv.Ready.set {
 		sv.Ready = p.Ready
 	}

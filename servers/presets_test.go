@@ -31,6 +31,10 @@ func needsServer(t *testing.T, preset string) {
 	case "redis-sentinel":
 		needs.Program(t, "redis-server", "redis-server")
 		needs.Program(t, "redis-sentinel", "redis-sentinel")
+	case "patroni":
+		needs.Program(t, "etcd", "etcd-server")
+		needs.Program(t, "patroni", "patroni")
+		needs.File(t, "/usr/lib/postgresql/15/bin/postgres", "postgresql")
 	}
 }
 

@@ -1,0 +1,99 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
+	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers/hostnet"
+)
+
+// Patroni's preset starts a cluster of three hosts (etcd and Patroni,
+// which runs PostgreSQL as postgres), waits until the primary and both
+// replicas are seen, and leaves nothing when the run ends: no process of
+// the run (etcd, Patroni, the postmaster and every backend it forked), no
+// cgroup, no network namespace.
+func TestPatroniPreset(t *testing.T) {
+	needsServer(t, "patroni")
+	if err := hostnet.Available(); err != nil {
+		t.Skipf("the preset runs on coup's network, which cannot be made here: %v", err)
+	}
+	if _, err := user.Lookup("postgres"); err != nil {
+		t.Skipf("the preset runs as postgres: %v", err)
+	}
+	// The hosts run as postgres, who must reach the node folders: a
+	// test's temporary folders are its (root's) alone.
+	store := t.TempDir()
+	for _, d := range []string{filepath.Dir(store), store} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "patroni.toml"), `nodes = 3
+duration = "1s"
+recovery = "500ms"
+[server]
+preset = "patroni"
+[checks]
+run = ["one-leader-per-term"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, dir, err := Run(context.Background(), sc, Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotStarted() {
+		t.Fatalf("not started: %s", res.Error)
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	primaries, replicas := 0, 0
+	for e := range h.All() {
+		if e.Kind != history.KindReport || e.What != history.ReportLeader || e.Term == nil {
+			continue
+		}
+		switch e.Value {
+		case e.Node:
+			primaries++
+		case "":
+		default:
+			replicas++
+		}
+	}
+	if primaries == 0 || replicas < 2 {
+		t.Errorf("the history has %d primaries' and %d replicas' reports with a timeline, want one and two at least", primaries, replicas)
+	}
+
+	// Every process of the run had its working folder or its command in
+	// the run's folder (PostgreSQL's backends retitle themselves, but
+	// work in the data folder).
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmd), dir) {
+			t.Errorf("process %s (%s) is left after the run", filepath.Base(p), strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	if left, _ := filepath.Glob(fmt.Sprintf("/run/netns/coup-%d-*", os.Getpid())); len(left) > 0 {
+		t.Errorf("network namespaces left after the run: %s", strings.Join(left, ", "))
+	}
+	if mount, err := proc.CgroupMount(); err == nil {
+		if own, err := ownCgroup(); err == nil {
+			if left, _ := filepath.Glob(filepath.Join(mount, own, fmt.Sprintf("coup-%d-*", os.Getpid()))); len(left) > 0 {
+				t.Errorf("cgroups left after the run: %s", strings.Join(left, ", "))
+			}
+		}
+	}
+}
