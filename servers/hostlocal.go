@@ -217,6 +217,9 @@ func (h *localHost) writeFiles(rd *scenario.Rendered) error {
 		paths = append(paths, path)
 	}
 	if c := h.iso.cred; c != nil {
+		if err := reachable(h.node.Dir, c); err != nil {
+			return fmt.Errorf("user = %q cannot reach the node's folder: %w", h.sv.User, err)
+		}
 		return filepath.WalkDir(h.node.Dir, func(path string, _ fs.DirEntry, err error) error {
 			if err != nil {
 				return err
