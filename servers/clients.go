@@ -74,6 +74,10 @@ func newClients(r *run) *clients {
 			z.prefix = r.prefix
 			return z
 		}}
+	case scenario.ClientNats:
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			return newNatsSet(clientPorts(r.reachFrom(host)), r.prefix)
+		}}
 	case scenario.ClientRedis:
 		names := redisNames(r.layout.nodes)
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
@@ -83,6 +87,17 @@ func newClients(r *run) *clients {
 		}}
 	}
 	return c
+}
+
+// setUp makes what the scenario's client needs on the cluster once the
+// servers accept connections, before the cluster is watched for its
+// leader: the nats client's stream (natsSetUp), whose leader is the
+// leader observed. Other clients need nothing.
+func (r *run) setUp(ctx context.Context) error {
+	if r.sv.Client == scenario.ClientNats {
+		return natsSetUp(ctx, r)
+	}
+	return nil
 }
 
 // start starts the workload (at the run's time zero).
