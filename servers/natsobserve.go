@@ -15,8 +15,9 @@ import (
 //
 //  1. /jsz?streams=true&raft=true: the stream's details on this server
 //     (account_details[].stream_detail[]), whose cluster names the leader
-//     as this server believes it (its server_name) and the stream's Raft
-//     group; and meta_cluster.leader, JetStream's meta leader;
+//     as this server believes it (its server_name), and its Raft group
+//     (stream_raft_group; 2.9.10 gives none); and meta_cluster.leader,
+//     JetStream's meta leader;
 //  2. /raftz?acc=ACCOUNT&group=GROUP, on a server that has it (2.10 and
 //     later; 2.9.10 answers 404, and is not asked again): the group's
 //     state, leader (a peer id, named through its peers) and term, read
@@ -38,8 +39,9 @@ type natsJsz struct {
 		Name    string `json:"name"`
 		ID      string `json:"id"`
 		Streams []struct {
-			Name    string `json:"name"`
-			Cluster *struct {
+			Name      string `json:"name"`
+			RaftGroup string `json:"stream_raft_group"`
+			Cluster   *struct {
 				Leader    string `json:"leader"`
 				RaftGroup string `json:"raft_group"`
 			} `json:"cluster"`
@@ -75,8 +77,14 @@ func parseJsz(answer []byte, stream string) (natsStreamView, error) {
 			if v.account == "" {
 				v.account = a.Name
 			}
+			// The group is the stream's (raft=true), and its cluster's on
+			// a follower of 2.15 (not on its leader).
+			v.group = st.RaftGroup
 			if st.Cluster != nil {
-				v.leader, v.group = st.Cluster.Leader, st.Cluster.RaftGroup
+				v.leader = st.Cluster.Leader
+				if v.group == "" {
+					v.group = st.Cluster.RaftGroup
+				}
 			}
 			return v, nil
 		}
@@ -151,7 +159,7 @@ func natsReading(v natsStreamView, haveRaft bool, raftLeader string, raftLeads b
 // across rounds (that the server has no /raftz, the meta leader it last
 // named).
 type natsReader struct {
-	r    *run
+	logf func(format string, args ...any) // harness.log
 	node string
 	// noRaftz is set when /raftz answered 404 before it ever answered
 	// (2.9.10 has none); a server that answered it once may answer 404
@@ -162,7 +170,7 @@ type natsReader struct {
 
 func init() {
 	pollReaders[scenario.PollReadNats] = func(r *run, node string) pollReader {
-		nr := &natsReader{r: r, node: node}
+		nr := &natsReader{logf: r.logf, node: node}
 		return nr.read
 	}
 }
@@ -183,10 +191,12 @@ func (nr *natsReader) read(jszURL string, ask func(url string) ([]byte, error), 
 		return err
 	}
 	if v.meta != nr.meta {
-		nr.meta = v.meta
 		if v.meta != "" {
-			nr.r.logf("%s: JetStream's meta leader is %s", nr.node, v.meta)
+			nr.logf("%s: JetStream's meta leader is %s", nr.node, v.meta)
+		} else {
+			nr.logf("%s: JetStream has no meta leader", nr.node)
 		}
+		nr.meta = v.meta
 	}
 	var (
 		leader string

@@ -31,6 +31,8 @@ func needsServer(t *testing.T, preset string) {
 	case "redis-sentinel":
 		needs.Program(t, "redis-server", "redis-server")
 		needs.Program(t, "redis-sentinel", "redis-sentinel")
+	case "nats":
+		needs.Program(t, "nats-server", "nats-server")
 	}
 }
 
