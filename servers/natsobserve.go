@@ -220,6 +220,12 @@ func (nr *natsReader) read(jszURL string, ask func(url string) ([]byte, error), 
 		}
 	}
 	got := natsReading(v, have, leader, leads, term)
+	if got.role == scenario.RoleLeader {
+		// A leader names itself: else the observer would take the
+		// leader it last followed for the one it names, and its claim
+		// for one under another's term (observer.ownTerm).
+		got.leader = nr.node
+	}
 	rd.role, rd.leader, rd.term = got.role, got.leader, got.term
 	return nil
 }

@@ -111,7 +111,7 @@ func TestNatsReader(t *testing.T) {
 	}{
 		{"2.15", []step{
 			{jszFollower, raftzFollower, "role=follower leader=n2 term=7"},
-			{jszLeader, raftzLeader, "role=leader leader= term=8"},
+			{jszLeader, raftzLeader, "role=leader leader=n1 term=8"},
 			{jszNoLeader, raftzCandidate, "role=none leader= term=9"},
 			{jszFollower, "", "role=follower leader=n2 term=-"},
 			{jszFollower, raftzFollower, "role=follower leader=n2 term=7"},
