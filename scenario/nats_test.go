@@ -64,6 +64,7 @@ func TestBadNatsScenarios(t *testing.T) {
 		{"a lin-kv workload", strings.Replace(natsScenario(""), "kind = \"set\"", "kind = \"lin-kv\"", 1), "workload.kind", "carries the set workload"},
 		{"client processes", natsScenario("client_processes = true\n"), "server.client_processes", "inside coup only"},
 		{"an unknown reader", natsScenario("[[server.poll]]\nhttp = \"http://{{.Addr.monitor}}/jsz\"\nread = \"kafka\"\n"), "server.poll[0].read", "unknown reader"},
+		{"a reader of a tcp answer", natsScenario("[[server.poll]]\ntcp = \"{{.Addr.monitor}}\"\nread = \"nats\"\n"), "server.poll[0].read", "reads an HTTP answer"},
 		{"a reader and patterns", natsScenario("[[server.poll]]\nhttp = \"http://{{.Addr.monitor}}/jsz\"\nread = \"nats\"\n  [[server.poll.match]]\n  match = 'x'\n"), "server.poll[0].match", "not both"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

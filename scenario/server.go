@@ -651,6 +651,8 @@ func (s *Scenario) validatePollAt(at string, p *Poll) error {
 	switch {
 	case p.Read != "" && !slices.Contains(PollReaders, p.Read):
 		return s.errorf(at+".read", "unknown reader %q (known: %s)", p.Read, strings.Join(PollReaders, ", "))
+	case p.Read != "" && p.HTTP == "":
+		return s.errorf(at+".read", "the %s reader reads an HTTP answer: give the poll's http", p.Read)
 	case p.Read != "" && len(p.Match) > 0:
 		return s.errorf(at+".match", "the %s reader reads the answer: give match patterns or a reader, not both", p.Read)
 	case p.Read == "" && len(p.Match) == 0:
