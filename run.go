@@ -175,6 +175,6 @@ func outcome(out *sim.Outcome) *Outcome {
 	r := out.Results
 	return &Outcome{
 		Seed: out.Seed, Valid: r.Valid.String(), AsExpected: r.Outcome == verdict.AsExpected,
-		Signature: explore.Signature(r), Summary: r.Summary(), Dir: out.Dir, Hash: out.Hash,
+		Signature: explore.Signature(r, out.History), Summary: r.Summary(), Dir: out.Dir, Hash: out.Hash,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -143,6 +145,7 @@ type campaign struct {
 	seen   map[string]struct{}
 	start  time.Time
 	kept   string // the last run folder kept, for store/<scenario>/latest
+	vocab  scenario.Vocabulary
 	// writeErr is the first error writing the results or a run's files.
 	writeErr error
 	// found is set at the first run not as expected.
@@ -158,6 +161,38 @@ type lane struct {
 	observed map[int]*observation
 	applied  int // runs applied: 0..applied−1
 	judged   int // runs judged (its runs are judged in order)
+	// ran holds a hash of every schedule the lane ran (its faults and
+	// seed, as Schedule.String writes them): no schedule runs twice.
+	ran map[uint64]struct{}
+}
+
+// schedule is the schedule of lane l's run t, the campaign's run i: its
+// strategy's, with a fault that starts by itself (startable), and one the
+// lane has not run. A strategy that gives a schedule run before is asked
+// again, a few times; then the schedule runs with a seed of its own
+// (below the campaign's, where no fresh draw's lies).
+func (c *campaign) schedule(l *lane, t, i int) Schedule {
+	key := func(s Schedule) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(s.String()))
+		return h.Sum64()
+	}
+	var sched Schedule
+	for try := 0; try < 4; try++ {
+		sched = l.st.next(t, i)
+		sched.Faults = startable(c.cfg.Scenario, c.vocab, sched.Faults)
+		if _, ok := l.ran[key(sched)]; !ok {
+			break
+		}
+	}
+	for k := int64(1); ; k++ {
+		if _, ok := l.ran[key(sched)]; !ok {
+			break
+		}
+		sched.Seed = c.cfg.Seed - k*int64(c.cfg.Lanes) - int64(l.index)
+	}
+	l.ran[key(sched)] = struct{}{}
+	return sched
 }
 
 func newCampaign(cfg Campaign) (*campaign, error) {
@@ -192,7 +227,7 @@ func newCampaign(cfg Campaign) (*campaign, error) {
 		return nil, fmt.Errorf("%w: %s: the vocabulary names no fault", ErrBadCampaign, cfg.Scenario.File)
 	}
 	from, count := Shard(0, cfg.Lanes, cfg.Shard, cfg.Shards)
-	c := &campaign{cfg: cfg, tally: NewTally(), seen: map[string]struct{}{}}
+	c := &campaign{cfg: cfg, tally: NewTally(), seen: map[string]struct{}{}, vocab: cfg.Scenario.Vocabulary()}
 	h := cfg.Header
 	h.Kind, h.Strategy, h.Driver, h.Seed = "campaign", cfg.Strategy, cfg.Runner.Name(), cfg.Seed
 	h.Runs, h.TimeNS, h.Lanes, h.Workers = cfg.Runs, int64(cfg.Time), cfg.Lanes, cfg.Workers
@@ -215,7 +250,7 @@ func newCampaign(cfg Campaign) (*campaign, error) {
 		if g, ok := st.(*guided); ok {
 			g.real = !cfg.Runner.Exact()
 		}
-		c.lanes = append(c.lanes, &lane{index: l, st: st, observed: map[int]*observation{}})
+		c.lanes = append(c.lanes, &lane{index: l, st: st, observed: map[int]*observation{}, ran: map[uint64]struct{}{}})
 	}
 	if cfg.CorpusDir != "" && cfg.Strategy == Guided {
 		if err := os.MkdirAll(cfg.CorpusDir, 0o755); err != nil {
@@ -281,11 +316,11 @@ issue:
 				o := l.observed[l.applied]
 				delete(l.observed, l.applied)
 				if o == nil {
-					o = &observation{run: -1} // a run that could not be carried out showed nothing
+					o = &observation{run: 0} // a run that could not be carried out showed nothing
 				}
 				l.st.observe(l.applied, o)
 			}
-			s := &slot{lane: l, t: t, i: i, sched: l.st.next(t, i), done: make(chan struct{})}
+			s := &slot{lane: l, t: t, i: i, sched: c.schedule(l, t, i), done: make(chan struct{})}
 			s.sc, s.err = s.sched.Scenario(c.cfg.Scenario)
 			go func() {
 				defer close(s.done)
@@ -317,7 +352,7 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 	<-s.done
 	l := s.lane
 	l.judged = s.t + 1
-	r := RunResult{Run: s.i, Lane: l.index, Seed: s.sched.Seed, Schedule: s.sched.String()}
+	r := RunResult{Run: s.i + 1, Lane: l.index, Seed: s.sched.Seed, Schedule: s.sched.String()}
 	run := s.run
 	defer run.Free()
 	interrupted := ctx.Err() != nil && (run == nil || run.History == nil || !run.History.Ended)
@@ -339,10 +374,12 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		fs, moments := Abstract(run.History, res)
 		r.Features = len(fs)
 		learn(c.seen, fs)
-		l.observed[s.t] = &observation{run: s.i, sched: s.sched, features: fs, moments: moments}
-		if r.Signature = Signature(res); r.Signature != "" || res.Valid == checks.False {
+		l.observed[s.t] = &observation{run: s.i + 1, sched: s.sched, features: fs, moments: moments}
+		if r.Signature = Signature(res, run.History); r.Signature != "" || res.Valid == checks.False {
 			r.Note = strings.TrimPrefix(firstNote(res.Notes), ": ")
 		}
+		r.Also = alsoFailed(res)
+		r.Unfired, r.Idle = unfired(s.sc, len(c.cfg.Scenario.Faults), run.History)
 		r.Dir = run.Dir
 	}
 	if r.Failed() || r.Interrupted {
@@ -392,12 +429,12 @@ func (c *campaign) keep(ctx context.Context, s *slot, r *RunResult) {
 	}
 	c.kept = r.Dir
 	if s.sc != nil {
-		head := fmt.Sprintf("run %d of a %s campaign of %s (seed %d): %s\n", s.i, c.cfg.Strategy, c.header.File, c.cfg.Seed, s.sched)
+		head := fmt.Sprintf("run %d of a %s campaign of %s (seed %d): %s\n", s.i+1, c.cfg.Strategy, c.header.File, c.cfg.Seed, s.sched)
 		if r.Signature != "" {
 			head += "signature: " + r.Signature + "\n"
 		}
 		if err := os.WriteFile(filepath.Join(r.Dir, ScenarioFile), s.sc.Encode(head), 0o644); err != nil && c.writeErr == nil {
-			c.writeErr = fmt.Errorf("keep run %d: %w", s.i, err)
+			c.writeErr = fmt.Errorf("keep run %d: %w", s.i+1, err)
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(r.Dir, "history.jsonl")); err == nil {
@@ -457,6 +494,50 @@ func faultTables(sc *scenario.Scenario, own int) string {
 		b.WriteString("[[faults]]\n" + strings.TrimRight(block, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// alsoFailed are the checks that found a violation besides the first
+// (see Signature), in the order they ran.
+func alsoFailed(res *verdict.Results) []string {
+	first, ok := firstViolation(res)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, name := range res.Order {
+		if name != first && res.Checks[name].Valid == checks.False {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// unfired counts the faults of a run's schedule (sc's faults from own on)
+// armed on a trigger that no event fired: the history has no start of
+// theirs. idle is true when the schedule has faults and none of them
+// started (a fault that found no target does not start either).
+func unfired(sc *scenario.Scenario, own int, h *history.History) (n int, idle bool) {
+	if sc == nil || h == nil || own >= len(sc.Faults) {
+		return 0, false
+	}
+	started := map[string]bool{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Kind == history.KindNemesis && e.Phase == history.PhaseStart {
+			name, _, _ := strings.Cut(e.Name, "#")
+			started[name] = true
+		}
+	}
+	idle = true
+	for i := own; i < len(sc.Faults); i++ {
+		name := fmt.Sprintf("faults[%d]", i)
+		if started[name] {
+			idle = false
+		} else if sc.Faults[i].When != nil {
+			n++
+		}
+	}
+	return n, idle
 }
 
 func firstNote(notes []string) string {

@@ -274,8 +274,8 @@ func TestFailuresKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, err := r.Run(context.Background(), kept)
-	if err != nil || Signature(run.Results) != g[0].Signature {
-		t.Errorf("the kept scenario fails as %q (%v), the run as %q", Signature(run.Results), err, g[0].Signature)
+	if err != nil || Signature(run.Results, run.History) != g[0].Signature {
+		t.Errorf("the kept scenario fails as %q (%v), the run as %q", Signature(run.Results, run.History), err, g[0].Signature)
 	}
 	if g[0].First.Hash == "" {
 		t.Error("no hash of the kept history")

@@ -60,8 +60,9 @@ type CampaignHeader struct {
 // RunResult is one run's line.
 type RunResult struct {
 	Kind string `json:"kind"` // "run"
-	// Run is the run's index in the campaign, from 0; Lane its lane; Seed
-	// its scenario's seed.
+	// Run is the run's number in the campaign, from 1, as every line of
+	// coup explore numbers it (run n is lane (n−1) mod Lanes's); Lane its
+	// lane; Seed its scenario's seed.
 	Run  int   `json:"run"`
 	Lane int   `json:"lane"`
 	Seed int64 `json:"seed"`
@@ -83,6 +84,14 @@ type RunResult struct {
 	Note      string `json:"note,omitempty"`
 	Dir       string `json:"dir,omitempty"`
 	Faults    string `json:"faults,omitempty"`
+	// Also are the other checks that found a violation, which the
+	// signature leaves out (it is the first violation's alone).
+	Also []string `json:"also,omitempty"`
+	// Unfired counts the schedule's faults armed on a trigger that no
+	// event of the run fired: they never happened; Idle is true when no
+	// fault of the schedule happened at all.
+	Unfired int  `json:"unfired,omitempty"`
+	Idle    bool `json:"idle,omitempty"`
 	// WallNS is the real time the run took.
 	WallNS int64 `json:"wall_ns,omitempty"`
 	// Error is set when the run could not be carried out; Interrupted
@@ -198,7 +207,7 @@ func ReadCampaign(path string) (*CampaignFile, error) {
 		return nil, fmt.Errorf("%w: %s:1: shard %d/%d of lanes %d+%d of %d makes no sense", ErrBadResults, path, h.Shard, h.Shards, h.LaneFrom, h.LaneCount, h.Lanes)
 	}
 	for _, r := range cf.Runs {
-		if l := r.Run % h.Lanes; r.Run < 0 || l < h.LaneFrom || l >= h.LaneFrom+h.LaneCount || (h.Runs > 0 && r.Run >= h.Runs) {
+		if l := (r.Run - 1) % h.Lanes; r.Run < 1 || l < h.LaneFrom || l >= h.LaneFrom+h.LaneCount || (h.Runs > 0 && r.Run > h.Runs) {
 			return nil, fmt.Errorf("%w: %s holds run %d, not one of its lanes' (%d+%d of %d)", ErrBadResults, path, r.Run, h.LaneFrom, h.LaneCount, h.Lanes)
 		}
 	}
@@ -294,8 +303,12 @@ type Tally struct {
 	// Runs are the runs judged (interrupted ones are not).
 	Runs                                   int
 	AsExpected, Unexpected, Unknown, Error int
-	groups                                 []*RunGroup
-	index                                  map[string]*RunGroup
+	// Unfired counts the runs with a fault that never fired (a trigger
+	// nothing in the run set off), UnfiredFaults those faults, Idle the
+	// runs in which no fault of the schedule happened at all.
+	Unfired, UnfiredFaults, Idle int
+	groups                       []*RunGroup
+	index                        map[string]*RunGroup
 }
 
 // RunGroup is the runs that failed one way.
@@ -308,6 +321,9 @@ type RunGroup struct {
 	First RunResult
 	// AsExpected is true when the scenario expects this violation.
 	AsExpected bool
+	// Also counts, by check, the runs of the group in which another
+	// check failed too (the signature names the first violation's).
+	Also map[string]int
 }
 
 // NewTally returns an empty tally.
@@ -320,6 +336,13 @@ func (t *Tally) Add(r RunResult) (newKind bool) {
 		return false
 	}
 	t.Runs++
+	if r.Unfired > 0 {
+		t.Unfired++
+		t.UnfiredFaults += r.Unfired
+	}
+	if r.Idle {
+		t.Idle++
+	}
 	switch {
 	case r.Error != "":
 		t.Error++
@@ -344,6 +367,12 @@ func (t *Tally) Add(r RunResult) (newKind bool) {
 		t.groups = append(t.groups, g)
 	}
 	g.Count++
+	for _, c := range r.Also {
+		if g.Also == nil {
+			g.Also = map[string]int{}
+		}
+		g.Also[c]++
+	}
 	if len(g.Runs) < MaxListed {
 		g.Runs = append(g.Runs, r.Run)
 	}

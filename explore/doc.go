@@ -11,8 +11,9 @@
 //     scenario and seed; the others do not, so a search re-runs a
 //     candidate and counts.
 //   - Signature and Kind: how a run failed, in a form that two runs
-//     failing the same way share; campaigns and merges count failures by
-//     it, and a shrink keeps it.
+//     failing for the same cause share: the first violation's check and
+//     kind, the cause the history shows and the faults in force;
+//     campaigns and merges count failures by it, and a shrink keeps it.
 //   - Findability: how often a failure showed (k of N runs), its interval,
 //     and how many runs a fix must survive.
 //   - Shrink: a failing scenario made smaller by moves on scenarios
@@ -36,10 +37,12 @@
 // A campaign's loop, per lane (Campaign.Run):
 //
 //	next: the lane's strategy makes run t's schedule from what its runs
-//	    up to t−Workers showed; the schedule becomes a scenario file, read
-//	    back and validated
+//	    up to t−Workers showed, with a fault that starts by itself
+//	    (startable) and not one the lane ran before; the schedule becomes
+//	    a scenario file, read back and validated
 //	run: the Runner runs it and judges it with the scenario's checks
-//	judge: the history's features and moments go to the lane; a failing
+//	judge: the history's features and moments go to the lane, its faults
+//	    that never fired are counted; a failing
 //	    run is kept whole in the store (an exact runner's run again into
 //	    it) with its scenario file, a passing run's folder removed; the
 //	    results file gets its line, the tally its count

@@ -16,10 +16,13 @@ type drawer struct {
 	v        scenario.Vocabulary
 	nodes    []string
 	duration time.Duration
+	// realDisk: the nodes' disks are real servers' (coup's storage
+	// layer), which a slow disk can slow.
+	realDisk bool
 }
 
 func newDrawer(sc *scenario.Scenario) *drawer {
-	return &drawer{v: sc.Vocabulary(), nodes: sc.NodeNames(), duration: sc.Duration.D}
+	return &drawer{v: sc.Vocabulary(), nodes: sc.NodeNames(), duration: sc.Duration.D, realDisk: sc.Server != nil}
 }
 
 // schedule draws a schedule of one to MaxFaults faults, in the order of
@@ -72,9 +75,15 @@ func lasts(kind string) bool {
 	return true
 }
 
+// lastsFault is lasts for one fault: a disk's corruption, too, takes no
+// time.
+func lastsFault(f *scenario.Fault) bool {
+	return lasts(f.Kind) && !(f.Kind == string(nemesis.Disk) && f.Mode == string(nemesis.DiskCorrupt))
+}
+
 // stretch draws how long f lasts, if it lasts.
 func (d *drawer) stretch(rng *rand.Rand, f *scenario.Fault) {
-	if !lasts(f.Kind) {
+	if !lastsFault(f) {
 		f.For = scenario.Duration{}
 		return
 	}
@@ -127,7 +136,17 @@ func (d *drawer) targets(kind nemesis.Kind) []string {
 // probability, a delay, a rate.
 func (d *drawer) intensity(rng *rand.Rand, f *scenario.Fault) {
 	f.Probability, f.Delay, f.Jitter, f.Rate, f.Offset = nil, scenario.Duration{}, scenario.Duration{}, nil, scenario.Duration{}
+	f.Disk, f.Files, f.Bits, f.Zero, f.Truncate, f.Ops = "", "", nil, nil, nil, ""
+	if f.Kind != string(nemesis.Corrupt) {
+		f.Mode = ""
+	}
 	switch nemesis.Kind(f.Kind) {
+	case nemesis.Crash:
+		if slices.Contains(d.v.Kinds, nemesis.Disk) && rng.IntN(2) == 0 {
+			f.Disk = string(nemesis.PowerFails[rng.IntN(len(nemesis.PowerFails))])
+		}
+	case nemesis.Disk:
+		d.disk(rng, f)
 	case nemesis.Loss, nemesis.Duplicate, nemesis.Corrupt:
 		p := d.v.Probability[0] + rng.Float64()*(d.v.Probability[1]-d.v.Probability[0])
 		p = math.Round(p*100) / 100
@@ -180,4 +199,28 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond)
+}
+
+// disk draws a disk fault's mode and what it takes: a corruption of 1 to
+// 8 bits of any file (it takes no time), a full disk, a slow one (each
+// write and sync waiting up to the vocabulary's longest delay; real
+// servers only: the simulator's disk takes no time) or failing reads or
+// writes.
+func (d *drawer) disk(rng *rand.Rand, f *scenario.Fault) {
+	modes := []nemesis.DiskMode{nemesis.DiskCorrupt, nemesis.DiskFull, nemesis.DiskEIO}
+	if d.realDisk {
+		modes = append(modes, nemesis.DiskSlow)
+	}
+	m := modes[rng.IntN(len(modes))]
+	f.Mode = string(m)
+	switch m {
+	case nemesis.DiskCorrupt:
+		bits := 1 + rng.IntN(8)
+		f.Bits = &bits
+		f.For = scenario.Duration{}
+	case nemesis.DiskSlow:
+		f.Delay = dur(round(logUniform(rng, d.v.Delay[0], d.v.Delay[1])))
+	case nemesis.DiskEIO:
+		f.Ops = []string{"read", "write", "both"}[rng.IntN(3)]
+	}
 }

@@ -42,8 +42,9 @@ type ShrinkOptions struct {
 	// exact Runner, DefaultRealBudget on another). Shrink always stops
 	// within it.
 	Budget int
-	// Time, when positive, bounds the shrink's wall time: no candidate is
-	// started after it has passed (the one under way finishes).
+	// Time, when positive, bounds the shrink's wall time: no run starts
+	// that would end past it, were it as long as the runs so far (or
+	// RunTime) on average.
 	Time time.Duration
 	// Seeds is how many other seeds a candidate is tried with on an exact
 	// Runner when the current seed no longer shows the failure; they are
@@ -60,6 +61,9 @@ type ShrinkOptions struct {
 	Signature string
 	First     *Run
 	Rate      Rate
+	// Prefer, when set, is the failure to keep when the runs that find it
+	// show two or more ways equally often (see Measure).
+	Prefer string
 	// Rule is the sequential rule that decides a candidate on a Runner
 	// that is not exact (default RuleFor(the original's rate)).
 	Rule *Rule
@@ -71,6 +75,29 @@ type ShrinkOptions struct {
 	Log func(step string)
 	// Progress, when set, is told after every run.
 	Progress func(Progress)
+	// Tried, when set, is told of every candidate once its runs decide
+	// it (or the budget, or a signal, ends them first).
+	Tried func(Trial)
+	// RunTime is how long a run is expected to take, until the shrink has
+	// timed its own: with Time, no run starts that would end past it.
+	RunTime time.Duration
+}
+
+// Trial is a candidate as its runs decided it.
+type Trial struct {
+	// Candidate is its number, from 1; Faults, Nodes and Duration are its
+	// size.
+	Candidate     int
+	Faults, Nodes int
+	Duration      time.Duration
+	// Kept is whether it was kept; Undecided is true when the budget or
+	// a signal ended its runs before the rule decided (it is dropped).
+	Kept, Undecided bool
+	// Same of Tried of its runs failed the same way.
+	Same, Tried int
+	// Runs is the runs the shrink has spent, Elapsed its wall time.
+	Runs    int
+	Elapsed time.Duration
 }
 
 // Progress is a shrink under way, as told after every run.
@@ -261,7 +288,7 @@ func (sh *shrinker) find(sc *scenario.Scenario) (*Run, Rate, error) {
 	if !sh.exact {
 		n = sh.opts.Runs
 	}
-	m, err := Measure(sh.ctx, sh.runner, sc, n, sh.opts.Signature, func(int, string, error) { sh.runs++ })
+	m, err := Measure(sh.ctx, sh.runner, sc, n, sh.opts.Signature, sh.opts.Prefer, func(int, string, error) { sh.runs++ })
 	if err != nil {
 		return nil, Rate{}, err
 	}
@@ -292,12 +319,19 @@ type Measured struct {
 }
 
 // Measure runs sc n times with r and counts how often it fails the way
-// sig says, or, when sig is "", each way it fails, keeping the commonest
-// (the first seen among equals). after, when set, is told after each run
-// its number (from 1), how it failed ("" for a run as expected) or the
-// error that kept it from being carried out. A cancelled ctx ends it
+// sig says, or, when sig is "", each way it fails with a violation,
+// keeping the commonest: among equals, prefer when one of them is it (the
+// failure the scenario was kept for: a campaign's kept run names its own
+// signature in its file), else the first seen. On a Runner that is not
+// exact, a run that failed without a violation (a check unknown, an
+// expected violation missing: see Violated) is no failure to shrink: a
+// smaller scenario "fails" so by showing less, down to nothing. On an
+// exact Runner the one run's failure is the one to shrink, whatever it
+// is. after, when set, is told after each
+// run its number (from 1), its signature ("" for a run as expected) or
+// the error that kept it from being carried out. A cancelled ctx ends it
 // early, with the runs done. The error is for no run carried out at all.
-func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig string, after func(i int, sig string, err error)) (*Measured, error) {
+func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig, prefer string, after func(i int, sig string, err error)) (*Measured, error) {
 	m := &Measured{Failures: map[string]int{}}
 	runs := map[string]*Run{}
 	var order []string
@@ -312,7 +346,7 @@ func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig st
 		s := ""
 		if err != nil {
 			m.Errors, m.Err = m.Errors+1, err
-		} else if s = Signature(run.Results); s != "" && (sig == "" || s == sig) {
+		} else if s = Signature(run.Results, run.History); s != "" && (s == sig || (sig == "" && (Violated(s) || r.Exact()))) {
 			if m.Failures[s] == 0 {
 				order = append(order, s)
 			}
@@ -338,6 +372,9 @@ func Measure(ctx context.Context, r Runner, sc *scenario.Scenario, n int, sig st
 			if m.Failures[s] > m.Failures[m.Signature] {
 				m.Signature = s
 			}
+		}
+		if prefer != "" && m.Failures[prefer] > 0 && m.Failures[prefer] == m.Failures[m.Signature] {
+			m.Signature = prefer // a tie: the failure the scenario was kept for
 		}
 	}
 	for s, run := range runs {
@@ -374,20 +411,47 @@ type shrinker struct {
 	// tried holds the candidates of the trigger move already tried, so
 	// that a later round does not pay for them again.
 	tried map[string]bool
+	// wall and timed are the wall time of the runs timed so far, and how
+	// many: their mean is what the next run is expected to take.
+	wall  time.Duration
+	timed int
 }
 
 // spent reports whether the shrink must stop: its budget or time is
 // spent, or its context ended.
+// A time budget is spent once the next run, as long as the runs so far
+// took on average (RunTime before any), would end past it.
 func (sh *shrinker) spent() bool {
 	return sh.runs >= sh.opts.Budget || sh.stopped() ||
-		(sh.opts.Time > 0 && time.Since(sh.began) >= sh.opts.Time)
+		(sh.opts.Time > 0 && time.Since(sh.began)+sh.nextRun() >= sh.opts.Time)
+}
+
+// nextRun is how long the next run is expected to take.
+func (sh *shrinker) nextRun() time.Duration {
+	if sh.timed == 0 {
+		return sh.opts.RunTime
+	}
+	return sh.wall / time.Duration(sh.timed)
 }
 
 func (sh *shrinker) stopped() bool { return sh.ctx.Err() != nil }
 
 func (sh *shrinker) run(sc *scenario.Scenario) (*Run, error) {
 	sh.runs++
-	return sh.runner.Run(sh.ctx, sc)
+	began := time.Now()
+	out, err := sh.runner.Run(sh.ctx, sc)
+	sh.wall += time.Since(began)
+	sh.timed++
+	return out, err
+}
+
+// decided tells Tried of the candidate just decided.
+func (sh *shrinker) decided(cand *scenario.Scenario, kept, undecided bool, same, tried int) {
+	if sh.opts.Tried == nil {
+		return
+	}
+	sh.opts.Tried(Trial{Candidate: sh.cands, Faults: len(cand.Faults), Nodes: cand.Nodes, Duration: cand.Duration.D,
+		Kept: kept, Undecided: undecided, Same: same, Tried: tried, Runs: sh.runs, Elapsed: time.Since(sh.began)})
 }
 
 // step records a step that shrank the scenario.
@@ -446,7 +510,7 @@ func (sh *shrinker) tryExact(valid *scenario.Scenario) (ok, stop bool) {
 		if err != nil {
 			continue // a candidate the driver refuses is no smaller failure
 		}
-		if Signature(out.Results) == sh.sig {
+		if Signature(out.Results, out.History) == sh.sig {
 			if seed != sh.cur.Seed {
 				sh.step("seed %d → %d", sh.cur.Seed, seed)
 			}
@@ -469,16 +533,20 @@ func (sh *shrinker) tryStatistical(valid *scenario.Scenario) (ok, stop bool) {
 		if sh.spent() {
 			keep.Free()
 			sh.exhausted = true
+			if tried > 0 {
+				sh.decided(valid, false, true, same, tried)
+			}
 			return false, true
 		}
 		out, err := sh.run(valid)
 		if sh.stopped() {
 			out.Free() // a run cut short is no evidence
 			keep.Free()
+			sh.decided(valid, false, true, same, tried)
 			return false, true
 		}
 		tried++
-		if err == nil && Signature(out.Results) == sh.sig {
+		if err == nil && Signature(out.Results, out.History) == sh.sig {
 			same++
 			keep.Free()
 			keep = out
@@ -490,6 +558,7 @@ func (sh *shrinker) tryStatistical(valid *scenario.Scenario) (ok, stop bool) {
 		if !done {
 			continue
 		}
+		sh.decided(valid, kept, false, same, tried)
 		if !kept {
 			keep.Free()
 			return false, sh.spent()

@@ -36,7 +36,7 @@ type flakyRunner struct {
 
 var _ Runner = (*flakyRunner)(nil)
 
-const twoLeaders = "two-leaders: N both believed they were the leader"
+const twoLeaders = "two-leaders: nodes both believed they were the leader (no fault in force)"
 
 func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	f.runs++
@@ -53,7 +53,8 @@ func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, err
 		res.Order = append(res.Order, "agreement")
 	}
 	if f.rng.Float64() < f.rate(sc) {
-		res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.False, Explanation: "n1 and n2 both believed they were the leader from 1.2s to 1.3s"}
+		res.Checks["two-leaders"] = checks.Result{Name: "two-leaders", Valid: checks.False, Explanation: "n1 and n2 both believed they were the leader from 1.2s to 1.3s",
+			Nodes: []string{"n1", "n2"}, Interval: &checks.Interval{From: int64(1200 * time.Millisecond), To: int64(1300 * time.Millisecond)}}
 		res.Valid, res.Outcome = checks.False, verdict.Unexpected
 	}
 	evs := slices.Clone(f.events)
@@ -73,6 +74,9 @@ func (f *flakyRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, err
 			}
 		}
 		evs = append(evs, history.Event{Time: int64(at), Kind: history.KindNemesis, Phase: history.PhaseStart, Name: nameOf(i), What: fl.Kind})
+		if fl.For.D > 0 {
+			evs = append(evs, history.Event{Time: int64(at + fl.For.D), Kind: history.KindNemesis, Phase: history.PhaseEnd, Name: nameOf(i), What: fl.Kind})
+		}
 	}
 	// A fault's start comes before what it does at the same time.
 	sort.SliceStable(evs, func(a, b int) bool {
@@ -206,8 +210,8 @@ func TestStatisticalTrial(t *testing.T) {
 			}
 			if ok {
 				kept++
-				if sh.kept.Same == 0 || Signature(sh.out.Results) != twoLeaders {
-					t.Fatalf("kept on %v, with a run that fails as %q", sh.kept, Signature(sh.out.Results))
+				if sh.kept.Same == 0 || Signature(sh.out.Results, sh.out.History) != twoLeaders {
+					t.Fatalf("kept on %v, with a run that fails as %q", sh.kept, Signature(sh.out.Results, sh.out.History))
 				}
 			}
 		}
@@ -287,11 +291,11 @@ func TestStatisticalShrinkStops(t *testing.T) {
 func TestMeasure(t *testing.T) {
 	sc := parse(t, fourFaults)
 	f := &flakyRunner{rng: rand.New(rand.NewPCG(7, 8)), rate: func(*scenario.Scenario) float64 { return 0.7 }}
-	m, err := Measure(context.Background(), f, sc, 40, "", nil)
+	m, err := Measure(context.Background(), f, sc, 40, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Signature != twoLeaders || m.Rate.Runs != 40 || m.Rate.Same < 20 || m.Rate.Same > 36 || m.Run == nil || Signature(m.Run.Results) != twoLeaders {
+	if m.Signature != twoLeaders || m.Rate.Runs != 40 || m.Rate.Same < 20 || m.Rate.Same > 36 || m.Run == nil || Signature(m.Run.Results, m.Run.History) != twoLeaders {
 		t.Errorf("%q %v %v", m.Signature, m.Rate, m.Run)
 	}
 }
@@ -457,5 +461,73 @@ func TestShrinkLeavesTheVocabulary(t *testing.T) {
 	}
 	if res.Scenario.Explore != nil || res.Steps[0] != "the [explore] table left out" || res.Scenario.Nodes != 2 || strings.Contains(string(res.Scenario.Encode("")), "[explore]") {
 		t.Errorf("%d nodes, steps %q:\n%s", res.Scenario.Nodes, res.Steps, res.Scenario.Encode(""))
+	}
+}
+
+// tieRunner fails every run, two ways in turn: two leaders, then no
+// agreement; and, when held is set, every third run not at all though
+// the scenario expects two leaders.
+type tieRunner struct {
+	runs int
+	held bool
+}
+
+func (*tieRunner) Exact() bool  { return false }
+func (*tieRunner) Name() string { return "tie" }
+func (r *tieRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
+	r.runs++
+	res := &verdict.Results{Checks: map[string]checks.Result{}, Order: []string{"two-leaders", "agreement"},
+		Valid: checks.False, Outcome: verdict.Unexpected, Expected: history.Expect{Valid: true}}
+	two := checks.Result{Name: "two-leaders", Valid: checks.True}
+	agree := checks.Result{Name: "agreement", Valid: checks.True}
+	at := &checks.Interval{From: int64(time.Second), To: int64(2 * time.Second)}
+	switch {
+	case r.held && r.runs%3 == 0:
+		res.Expected, res.Valid = history.Expect{Violations: []string{"two-leaders"}}, checks.True
+	case r.runs%2 == 1:
+		two = checks.Result{Name: "two-leaders", Valid: checks.False, Nodes: []string{"n1", "n2"}, Interval: at,
+			Explanation: "n1 and n2 both believed they were the leader from 1s to 2s"}
+	default:
+		agree = checks.Result{Name: "agreement", Valid: checks.False, Nodes: []string{"n1", "n2"}, Interval: at,
+			Explanation: "n1 and n2 believe in different leaders at the end"}
+	}
+	res.Checks["two-leaders"], res.Checks["agreement"] = two, agree
+	return &Run{Results: res, History: &history.History{}}, nil
+}
+
+// Two ways tie in the runs that find the failure (each in 5 of 10): the
+// shrink keeps the one the scenario was kept for (Prefer: a campaign's
+// kept run names its own signature), not merely the first seen; and a
+// run that failed only the expectation (no violation) is no failure.
+func TestShrinkTieKeepsTheKeptRunsOwn(t *testing.T) {
+	sc := parse(t, fourFaults)
+	m, err := Measure(context.Background(), &tieRunner{}, sc, 10, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, agree := "two-leaders: nodes both believed they were the leader (at start-up, before any fault)", "agreement: nodes believe in different leaders at the end (at start-up, before any fault)"
+	if len(m.Failures) != 2 || m.Failures[two] != 5 || m.Failures[agree] != 5 || m.Signature != two {
+		t.Fatalf("failures %v, kept %q: want a 5–5 tie, the first seen kept", m.Failures, m.Signature)
+	}
+	m, err = Measure(context.Background(), &tieRunner{}, sc, 10, "", agree, nil)
+	if err != nil || m.Signature != agree || m.Rate != (Rate{5, 10}) || Signature(m.Run.Results, m.Run.History) != agree {
+		t.Fatalf("preferring %q: kept %q (%v, %v)", agree, m.Signature, m.Rate, err)
+	}
+	res, err := Shrink(context.Background(), &tieRunner{}, sc, ShrinkOptions{Prefer: agree, Budget: 30})
+	if err != nil || res.Signature != agree {
+		t.Fatalf("shrink: %q (%v), want the kept run's own %q", res.Signature, err, agree)
+	}
+
+	m, err = Measure(context.Background(), &tieRunner{held: true}, sc, 9, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sig := range m.Failures {
+		if !Violated(sig) {
+			t.Errorf("a run with no violation counted as a failure: %q", sig)
+		}
+	}
+	if m.Rate.Runs != 9 || m.Failures[two]+m.Failures[agree] != 6 {
+		t.Errorf("failures %v of %d runs, want 6 with a violation", m.Failures, m.Rate.Runs)
 	}
 }

@@ -332,9 +332,9 @@ func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 	case "replace":
 		add("replace → crash", func(w *scenario.Fault) { w.Kind = "crash" })
 	case "crash":
-		add("crash → pause", func(w *scenario.Fault) { w.Kind = "pause" })
+		add("crash → pause", func(w *scenario.Fault) { w.Kind, w.Disk = "pause", "" })
 	}
-	if takesFor(f.Kind) {
+	if takesFor(f.Kind) && lastsFault(&f) {
 		switch {
 		case f.For.Set && f.For.D > grain:
 			d := (f.For.D / 2).Round(time.Microsecond)

@@ -1,73 +1,348 @@
 package explore
 
 import (
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/verdict"
 )
 
-// Signature is how a run failed, in a form that two runs failing the same
-// way share: the check that found the violation and the kind of violation
-// it found, for every check that was not as expected, joined with " + " in
-// the order the checks ran. It is "" for a run as expected.
+// Signature is how a run failed, in a form that two runs failing for the
+// same cause share, neither more nor less: the first violation's check and
+// the kind of violation it found, the cause that the history shows for it
+// (at start-up, restarted under the same id, paused, cut off) and the
+// faults in force when it began (or none). The checks that also failed
+// are no part of it: one failover that shows as two-leaders alone in one
+// run and as two-leaders and lost-writes in the next (the heal came early
+// enough for the final reads to miss the old master's writes) is one
+// failure. It is "" for a run as expected with no violation.
+//
+//	two-leaders: nodes both believed they were the leader (at start-up, before any fault)
+//	two-leaders: nodes both believed they were the leader (restarted under the same id; no fault in force)
+//	two-leaders: nodes both believed they were the leader (cut off; in force: partition)
+//
+// The first violation is that of the check nearest its cause: a check of
+// the run's moments (who led, who held the lock, what an operation
+// returned) before a check of what the run came to (agreement, validity,
+// termination, eventual-leadership, mutex-progress, lost-writes: judged
+// at or after the heal, they fail because of what went wrong before);
+// among equals, the one whose violation began first (its interval, else
+// its first evidence), and then the one that ran first.
 //
 // The kind is the headline of the check's explanation (up to its first
-// colon or semicolon) with what differs from one run of the same failure to
-// the next taken out: node names, times, durations, counts and asides in
-// parentheses. So "n5 and n4 both believed they were the leader from 0.309s
-// to 0.310s (819µs)" and "n4 and n3 both believed they were the leader at
-// 0.120s, for 60µs" are both "two-leaders: N and N both believed they were
-// the leader". A check that held although the scenario expected it to fail
-// is "CHECK: held (a violation was expected)"; one that could not decide,
-// "CHECK: unknown".
+// colon or semicolon) in words, with what differs from one run of the
+// same failure to the next taken out: node names ("nodes", "a node"),
+// times, durations, counts, fault names and asides in parentheses (Kind).
+// The cause and the faults come from the history, about the violation's
+// nodes at the moment it began (causeOf); a nil history gives the kind
+// alone.
 //
-// Shrinking keeps a run's signature; a merge of sweeps counts failures by
-// it.
-func Signature(res *verdict.Results) string {
-	if res == nil {
+// A run that failed without a violation says so: "CHECK: unknown" for a
+// check that could not decide, "no violation: CHECK held (a violation was
+// expected)" for a violation the scenario expects and the run did not
+// show, "no violation (one was expected)" for a scenario that expects any.
+//
+// Shrinking keeps a run's signature; a campaign and a merge of sweeps
+// count failures by it.
+func Signature(res *verdict.Results, h *history.History) string {
+	if res == nil || (res.Outcome == verdict.AsExpected && res.Valid != checks.False) {
 		return ""
 	}
-	mustFail := map[string]bool{}
-	for _, v := range res.Expected.Violations {
-		mustFail[v] = true
-	}
-	anyFailure := !res.Expected.Valid && len(mustFail) == 0
-	var parts []string
-	for _, name := range res.Order {
+	if name, ok := firstViolation(res); ok {
 		c := res.Checks[name]
-		switch {
-		case c.Valid == checks.False:
-			parts = append(parts, name+": "+Kind(c.Explanation))
-		case c.Valid == checks.Unknown:
-			parts = append(parts, name+": unknown")
-		case mustFail[name]:
-			parts = append(parts, name+": held (a violation was expected)")
+		s := name + ": " + Kind(c.Explanation)
+		if h != nil {
+			s += " (" + causeOf(h, c) + ")"
+		}
+		return s
+	}
+	for _, name := range res.Order {
+		if res.Checks[name].Valid == checks.Unknown {
+			return name + ": unknown"
 		}
 	}
-	if anyFailure && res.Valid == checks.True {
-		parts = append(parts, "no violation (one was expected)")
+	for _, x := range res.Exits {
+		if !x.Expected {
+			// A process's own exit is a finding of its own, whatever the
+			// checks said: its signature is the process and how it ended.
+			return "exit: " + x.Process + " exited on its own (" + x.Status + ")"
+		}
 	}
-	if res.Outcome == verdict.AsExpected && res.Valid != checks.False {
-		return ""
+	var held []string
+	for _, name := range res.Expected.Violations {
+		if c, ok := res.Checks[name]; ok && c.Valid == checks.True {
+			held = append(held, name)
+		}
 	}
-	return strings.Join(parts, " + ")
+	switch {
+	case len(held) == 1:
+		return "no violation: " + held[0] + " held (a violation was expected)"
+	case len(held) > 1:
+		return "no violation: " + strings.Join(held, ", ") + " held (violations were expected)"
+	}
+	return "no violation (one was expected)"
+}
+
+// Violated reports whether a signature is a violation's, not that of a
+// run that failed without one (a check unknown, an expected violation
+// missing): shrinking and its measures keep violations only.
+func Violated(sig string) bool {
+	if sig == "" || strings.HasPrefix(sig, "no violation") {
+		return false
+	}
+	name, rest, _ := strings.Cut(sig, ": ")
+	return name != "" && rest != "unknown"
+}
+
+// outcomeChecks are the checks of what a run came to, judged at or after
+// the heal: they fail because of what went wrong before, so a violation
+// of another check, when there is one, is the first.
+var outcomeChecks = map[string]bool{
+	"agreement": true, "validity": true, "termination": true, "eventual-leadership": true,
+	"mutex-progress": true, "lost-writes": true,
+}
+
+// firstViolation is the check of a run's first violation (see
+// Signature); false when no check found one.
+func firstViolation(res *verdict.Results) (string, bool) {
+	best, bestTier, bestAt := "", 2, int64(math.MaxInt64)
+	for _, name := range res.Order {
+		c := res.Checks[name]
+		if c.Valid != checks.False {
+			continue
+		}
+		tier := 0
+		if outcomeChecks[name] {
+			tier = 1
+		}
+		at := violationStart(c)
+		if tier < bestTier || (tier == bestTier && at < bestAt) {
+			best, bestTier, bestAt = name, tier, at
+		}
+	}
+	return best, best != ""
+}
+
+// violationStart is when a check's violation began: its interval's start,
+// else its first evidence's time (math.MaxInt64 for neither).
+func violationStart(c checks.Result) int64 {
+	switch {
+	case c.Interval != nil:
+		return c.Interval.From
+	case len(c.Evidence) > 0:
+		return c.Evidence[0].Time
+	}
+	return math.MaxInt64
+}
+
+// causeOf says what the history shows of a violation's cause, as the
+// explanations name it, and the faults in force when it began: "at
+// start-up, before any fault" when no fault had begun by then; else the
+// causes that hold for one of the nodes it involves (involved) (restarted under the
+// same id: its process was one started again after it went down;
+// paused: it was paused at some moment of the violation; cut off: a
+// partition in force when it began cut it from others), then the kinds
+// of fault in force that hit one of its nodes, or every node or link
+// ("in force: partition, pause"), or "no fault in force". Kinds, not
+// names or nodes: the same cause hits other nodes at other times from one
+// run to the next; and not a fault of a node the violation is not about
+// (a follower crashed while the leader was cut off), no part of its
+// cause.
+func causeOf(h *history.History, c checks.Result) string {
+	from := violationStart(c)
+	to := from
+	if c.Interval != nil {
+		to = max(to, c.Interval.To)
+	}
+	if from == math.MaxInt64 {
+		from, to = h.End(), h.End()
+	}
+	type fault struct {
+		kind  string
+		nodes []string
+	}
+	open := map[string]fault{}
+	began := false
+	nodes := involved(h, c, from)
+	down := map[string]bool{}      // a node whose process went down by then
+	again := map[string]bool{}     // a node started again after going down
+	pausedNow := map[string]bool{} // a node paused when the violation began
+	pausedLater := false           // a node paused during the violation
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Time > to {
+			break
+		}
+		switch {
+		case e.Kind == history.KindNemesis && e.Time <= from:
+			id := e.Name
+			if id == "" {
+				id = e.What + " " + strings.Join(e.Nodes, ",")
+			}
+			if e.Phase == history.PhaseEnd {
+				delete(open, id)
+				continue
+			}
+			began = true
+			if lastsInForce(e) {
+				open[id] = fault{kind: e.What, nodes: e.Nodes}
+			}
+		case e.Kind == history.KindProcess && e.Time <= from && (e.What == history.ProcStart || e.What == history.ProcResume):
+			// A node up again is no longer crashed, one running no longer
+			// paused: the fault is over for it, whatever ended it.
+			for id, f := range open {
+				if f.kind == "crash" || f.kind == "pause" {
+					f.nodes = slices.DeleteFunc(slices.Clone(f.nodes), func(n string) bool { return n == e.Node })
+					if len(f.nodes) == 0 {
+						delete(open, id)
+					} else {
+						open[id] = f
+					}
+				}
+			}
+		}
+		if e.Kind == history.KindProcess && nodes[e.Node] {
+			n, before := e.Node, e.Time <= from
+			switch e.What {
+			case history.ProcPause:
+				pausedNow[n] = pausedNow[n] || before
+				pausedLater = pausedLater || !before
+			case history.ProcResume:
+				if before {
+					pausedNow[n] = false
+				}
+			case history.ProcCrash, history.ProcExit, history.ProcStop:
+				if before {
+					down[n], pausedNow[n] = true, false
+				}
+			case history.ProcStart:
+				if before {
+					again[n] = again[n] || down[n]
+					pausedNow[n] = false
+				}
+			}
+		}
+	}
+	restarted, paused, cut := false, pausedLater, false
+	for n := range nodes {
+		restarted = restarted || again[n]
+		paused = paused || pausedNow[n]
+	}
+	var kinds []string
+	for _, f := range open {
+		hits := len(nodes) == 0 || len(f.nodes) == 0 // a violation of no node, a fault of every node or link
+		for _, n := range f.nodes {
+			hits = hits || nodes[n]
+		}
+		if hits && !slices.Contains(kinds, f.kind) {
+			kinds = append(kinds, f.kind)
+		}
+		if f.kind == "partition" {
+			if len(f.nodes) == 0 {
+				cut = cut || len(nodes) > 0 // halves, majorities: every node is cut from some
+			}
+			for _, n := range f.nodes {
+				cut = cut || nodes[n]
+			}
+		}
+	}
+	if !began {
+		return "at start-up, before any fault"
+	}
+	var causes []string
+	for _, x := range []struct {
+		ok   bool
+		word string
+	}{{restarted, "restarted under the same id"}, {paused, "paused"}, {cut, "cut off"}} {
+		if x.ok {
+			causes = append(causes, x.word)
+		}
+	}
+	faults := "no fault in force"
+	if len(kinds) > 0 {
+		slices.Sort(kinds)
+		faults = "in force: " + strings.Join(kinds, ", ")
+	}
+	if len(causes) == 0 {
+		return faults
+	}
+	return strings.Join(causes, ", ") + "; " + faults
+}
+
+// involved are the nodes a violation is about: those its check names, the
+// nodes of its evidence, and the leaders believed in when it began (the
+// coordinator that granted a lock twice, the leader a stale read went
+// past): a check of clients names the nodes they went through, not the
+// node whose amnesia or pause let it happen.
+func involved(h *history.History, c checks.Result, from int64) map[string]bool {
+	nodes := map[string]bool{}
+	for _, n := range c.Nodes {
+		nodes[n] = true
+	}
+	for _, e := range c.Evidence {
+		if e.Node != "" {
+			nodes[e.Node] = true
+		}
+	}
+	belief := map[string]string{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Time > from {
+			break
+		}
+		if e.Kind == history.KindReport && e.What == history.ReportLeader {
+			belief[e.Node] = e.Value
+		}
+	}
+	for _, leader := range belief {
+		if leader != "" {
+			nodes[leader] = true
+		}
+	}
+	return nodes
+}
+
+// lastsInForce reports whether a nemesis start stays in force until its
+// end event: restarts, replacements, resumes and timely links act at an
+// instant and have none.
+func lastsInForce(e *history.Event) bool {
+	switch e.What {
+	case "restart", "replace", "resume", "timely":
+		return false
+	}
+	return true
 }
 
 var (
+	faultName = regexp.MustCompile(`\bfaults\[\d+\](?:#\d+)?`)
 	nodeName  = regexp.MustCompile(`\bn\d+\b`)
 	nodeList  = regexp.MustCompile(`N(?:, N)*(?:,? and N)?`)
 	timeLike  = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b`)
 	number    = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?%?`)
 	timeWords = regexp.MustCompile(`\b(?:from|to|at|for|since|after|until|within|by|before)\s+T\b|\bT\b`)
 	spaces    = regexp.MustCompile(`\s+`)
-	plural    = regexp.MustCompile(`# (\w+?)s\b`)
-	verbs     = strings.NewReplacer(" is ", " are ", " was ", " were ")
+	someOf    = regexp.MustCompile(`# of (?:the )?# `)
+	counted   = regexp.MustCompile(`# (\w+?)s?\b`)
+	numbered  = regexp.MustCompile(`\b(\w+?)s? #`)
+	// acknowledged is lost-writes' clause of when the lost writes were
+	// acknowledged and while which faults: the cause's business.
+	acknowledged = regexp.MustCompile(`, acknowledged\b.*$`)
+	whileFault   = regexp.MustCompile(`,? (?:while|during) a fault\b.*$`)
+	verbs        = strings.NewReplacer(" is ", " are ", " was ", " were ")
 )
 
-// Kind is the kind of violation an explanation describes: its headline
-// with node names, times, counts and asides taken out (see Signature).
+// Kind is the kind of violation an explanation describes, in words: its
+// headline with node names, times, counts, fault names and asides taken
+// out (see Signature). "n5 and n4 both believed they were the leader
+// from 0.309s to 0.310s (819µs)" and "n4 and n3 both believed they were
+// the leader at 0.120s, for 60µs" are both "nodes both believed they were
+// the leader"; "the 16 operations are not linearizable against a lock"
+// and "the 1 operation is not …" both "the operations are not
+// linearizable against a lock".
 func Kind(explanation string) string {
 	s := explanation
 	if i := strings.Index(s, ": "); i >= 0 {
@@ -77,12 +352,23 @@ func Kind(explanation string) string {
 		s = s[:i]
 	}
 	s = dropParens(s)
+	s = faultName.ReplaceAllString(s, "a fault")
 	s = nodeName.ReplaceAllString(s, "N")
-	s = nodeList.ReplaceAllString(s, "N")
+	s = nodeList.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "N" {
+			return "a node"
+		}
+		return "nodes"
+	})
 	s = timeLike.ReplaceAllString(s, "T")
 	s = number.ReplaceAllString(s, "#")
 	s = timeWords.ReplaceAllString(s, "")
-	s = plural.ReplaceAllString(s, "# $1")
+	s = acknowledged.ReplaceAllString(s, "")
+	s = whileFault.ReplaceAllString(s, "")
+	s = someOf.ReplaceAllString(s, "some of the ")
+	s = counted.ReplaceAllString(s, "${1}s")
+	s = numbered.ReplaceAllString(s, "${1}s")
+	s = strings.ReplaceAll(s, "#", "")
 	s = verbs.Replace(" " + s + " ")
 	s = spaces.ReplaceAllString(s, " ")
 	s = strings.ReplaceAll(s, " ,", ",")

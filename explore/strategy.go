@@ -45,7 +45,7 @@ type strategy interface {
 
 // observation is what a run showed, as a strategy learns it.
 type observation struct {
-	run      int // the campaign's run index
+	run      int // the campaign's run number, from 1 (0: none)
 	sched    Schedule
 	features Features
 	moments  []Moment
@@ -523,7 +523,7 @@ var mutations = []func(g *guided, s *Schedule, parent *entry, run int, m *making
 	// make it last longer or shorter
 	func(g *guided, s *Schedule, _ *entry, _ int, _ *making) bool {
 		f := g.one(s)
-		if f == nil || !lasts(f.Kind) {
+		if f == nil || !lastsFault(f) {
 			return false
 		}
 		k := 0.25 + 3.75*g.rng.Float64()
@@ -654,7 +654,7 @@ func (g *guided) aimAtMoment(s *Schedule, mo Moment, planned bool, kind nemesis.
 		}
 	}
 	if planned {
-		if lasts(f.Kind) {
+		if lastsFault(f) {
 			// in force through what follows the moment: the upper half
 			// of the vocabulary's durations, on a log scale
 			lo, hi := g.d.v.For[0], g.d.v.For[1]
@@ -712,7 +712,7 @@ const realArm = 100 * time.Millisecond
 // gives what follows the moment the most time to go wrong (a new leader
 // elected beside the one cut off, a lease run out).
 func (g *guided) longest(f *scenario.Fault) {
-	if lasts(f.Kind) {
+	if lastsFault(f) {
 		f.For = dur(g.d.v.For[1])
 	}
 }
@@ -760,7 +760,7 @@ func (g *guided) aimAtLeader(f *scenario.Fault) {
 // inForce reports whether f, armed before at, may be in force there: it
 // lasts past at, or it waits for a trigger, which may fire at any time.
 func inForce(f scenario.Fault, at time.Duration) bool {
-	if f.At.D > at || !lasts(f.Kind) {
+	if f.At.D > at || !lastsFault(&f) {
 		return false
 	}
 	return f.When != nil || f.At.D+f.For.D > at

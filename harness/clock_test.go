@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,5 +143,36 @@ clocks = "monotonic"
 	}
 	if len(seen) == 0 || !strings.HasPrefix(seen[0].Value, "+1h0m0") {
 		t.Fatalf("n1's clock events %+v: want its reads seen an hour ahead", seen)
+	}
+}
+
+// A run with no clock fault lists no process group at a node's start, nor
+// at a restart: listing one reads the stat file of every process on the
+// machine, which at a thousand nodes made the start quadratic.
+func TestStartListsNoGroupWithoutClockFault(t *testing.T) {
+	var calls atomic.Int64
+	was := groupOf
+	groupOf = func(pgid int) []int {
+		calls.Add(1)
+		return was(pgid)
+	}
+	t.Cleanup(func() { groupOf = was })
+	_, h := runScenario(t, floodScenario(4, "5ms", "400ms", "", `[[faults]]
+kind = "crash"
+target = "n3"
+at = "100ms"
+for = "100ms"
+`))
+	starts := 0
+	for _, e := range h.Events {
+		if e.Kind == history.KindProcess && e.What == history.ProcStart {
+			starts++
+		}
+	}
+	if starts < 5 {
+		t.Fatalf("%d node starts recorded: want the 4 nodes' and n3's restart", starts)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d process groups listed over %d node starts with no clock fault: want none", n, starts)
 	}
 }

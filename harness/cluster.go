@@ -146,7 +146,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	if r.sc.Command != nil {
 		init.Algorithm = "" // a foreign node runs what it runs
 	}
-	init.DeferStart = r.sc.StateMachine()
+	init.DeferStart = r.sc.DefersStart()
 	body, _ := json.Marshal(init)
 	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)
 	log, limit := filepath.Join(r.dir, m.name+".log"), r.sc.InitLimit()
@@ -237,7 +237,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		case up:
 			r.route(m.name, line, &wk)
 			if !lines.HasLine() {
-				wk.flush() // nothing more in hand: the writers fed go now
+				wk.flush(r) // nothing more in hand: the writers fed go now
 			}
 		case dropped:
 		case !isInitOK(line):
@@ -257,7 +257,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 			m.proc, m.out = p, out
 			m.mu.Unlock()
 			r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: history.ProcStart, Incarnation: inc, Detail: "pid " + strconv.Itoa(p.Pid())})
-			if r.sc.StateMachine() {
+			if r.sc.DefersStart() {
 				body, _ := json.Marshal(wire.StartBody{Type: "start"})
 				r.enqueue(m, delivery{line: (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)})
 			}
@@ -265,7 +265,7 @@ func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, re
 		}
 		out.handled.Add(int64(n))
 	}
-	wk.flush()
+	wk.flush(r)
 	state, _ := p.Wait()
 	hs.mu.Lock()
 	hs.exit = exitDetail(state)

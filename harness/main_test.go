@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "gset" {
 		os.Exit(gsetMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "deferred" {
+		os.Exit(deferredMain())
+	}
 	os.Exit(m.Run())
 }
 

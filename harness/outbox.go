@@ -127,6 +127,35 @@ func (o *outbox) take() ([]delivery, []byte, bool) {
 	}
 }
 
+// takeNow is take without waiting, for at most limit bytes of lines: the
+// deliveries waiting and the write turn, or false when there are none,
+// someone else has the turn, or their lines are longer than limit. The
+// caller writes them and calls done, or gives them back.
+func (o *outbox) takeNow(limit int) ([]delivery, []byte, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.busy || len(o.items) == 0 || len(o.buf) > limit {
+		return nil, nil, false
+	}
+	got, lines := o.items, o.buf
+	o.items, o.spare = o.spare[:0], got
+	o.buf, o.spareBuf = o.spareBuf[:0], lines
+	o.busy = true
+	return got, lines, true
+}
+
+// giveBack puts deliveries taken by takeNow back in front of those put
+// since, gives the write turn back, and wakes the writer to write them.
+func (o *outbox) giveBack(batch []delivery, lines []byte) {
+	o.mu.Lock()
+	o.items = append(append(make([]delivery, 0, len(batch)+len(o.items)), batch...), o.items...)
+	o.buf = append(append(make([]byte, 0, len(lines)+len(o.buf)), lines...), o.buf...)
+	o.spare, o.spareBuf = nil, nil // they were batch's and lines'
+	o.busy = false
+	o.mu.Unlock()
+	o.signal()
+}
+
 // close ends the outbox: put refuses, take returns false, and what was
 // left in it is dropped; it returns how many messages between nodes were.
 func (o *outbox) close() int {

@@ -20,6 +20,10 @@ const (
 	// for want of a target (a "leader" when no live node claims to be
 	// one, a node already down): the run went on without them.
 	CountFaultsSkipped = "faults.skipped"
+	// CountFaultsUnfired counts the faults armed on a trigger (when =
+	// {...}) that no event fired before the heal: nothing in the run set
+	// them off, so they never happened.
+	CountFaultsUnfired = "faults.unfired"
 	// CountRefused counts everything refused from nodes.
 	CountRefused = "refused"
 	// CountUnsummed, followed by "." and a node's name, counts the
@@ -47,6 +51,23 @@ const (
 	// handshake) and were held, their target dialled only at the heal.
 	CountLinkQueuesShut   = "links.queues_shut"
 	CountLinkConnectsHeld = "links.connects_held"
+	// coup's network between hosts (each a network namespace): the
+	// packets and bytes it delivered (duplicates included), those a
+	// stalled cut dropped, those a refused cut answered (a reset, an ICMP
+	// unreachable), those lost, and the deliveries delayed, duplicated
+	// and corrupted; packets to no host's address. Each directed link's
+	// packets and bytes are under "<CountNetLink>.<from>><to>.packets"
+	// and ".bytes".
+	CountNetPackets    = "net.packets"
+	CountNetBytes      = "net.bytes"
+	CountNetCut        = "net.cut"
+	CountNetRefused    = "net.refused"
+	CountNetLost       = "net.lost"
+	CountNetDelayed    = "net.delayed"
+	CountNetDuplicated = "net.duplicated"
+	CountNetCorrupted  = "net.corrupted"
+	CountNetUnrouted   = "net.unrouted"
+	CountNetLink       = "net.link"
 	// CountLateReplies counts the answers that came after their operation
 	// was recorded as info.
 	CountLateReplies = "replies.late"
@@ -54,6 +75,12 @@ const (
 	// node and by how each question ended: "polls.n1.answered", and
 	// Poll* below.
 	CountPolls = "polls"
+	// CountDiskLostBytes, CountDiskLostFiles and CountDiskFlips count what
+	// storage faults did over the run: the bytes power failures lost, the
+	// files that lost any, and the bits flipped.
+	CountDiskLostBytes = "disk.lost_bytes"
+	CountDiskLostFiles = "disk.lost_files"
+	CountDiskFlips     = "disk.flips"
 )
 
 // How a poll's question ended (CountPolls): answered; not answered

@@ -42,6 +42,11 @@ const (
 	// the run stops, so that the sum of a link's events is what the
 	// link carried in the run.
 	KindLink Kind = "link"
+	// KindDisk: what a storage fault did to a node's disk (what DiskLost
+	// or DiskCorrupted): name the fault's occurrence, detail a line for
+	// people, value the record as JSON (the files, bytes and last synced
+	// offsets lost; the bits flipped).
+	KindDisk Kind = "disk"
 )
 
 // The counts of a link event (KindLink). Bytes and span are always
@@ -53,7 +58,9 @@ const (
 	// cover: it began at the event's time minus the span.
 	LinkSpan = "span_ns"
 	// LinkBytes counts the bytes the network passed on towards dest
-	// (for packets, their IP lengths).
+	// (for packets, the bytes of their transport payloads: what the
+	// applications sent, without IP, TCP or UDP headers, so that a bare
+	// acknowledgement counts as a packet of 0 bytes).
 	LinkBytes = "bytes"
 	// LinkChunks and LinkPackets count what carried those bytes.
 	LinkChunks  = "chunks"
@@ -67,6 +74,12 @@ const (
 	// in bytes then, not here.
 	LinkDroppedBytes   = "dropped_bytes"
 	LinkDroppedPackets = "dropped_packets"
+)
+
+// Disk event whats.
+const (
+	DiskLost      = "lost"      // a power failure lost what was not synced
+	DiskCorrupted = "corrupted" // a disk fault altered files behind the programs' backs
 )
 
 // Clock event whats.
@@ -257,6 +270,14 @@ type Meta struct {
 	// reports are what coup observed of them (log patterns, polls), not
 	// what they sent.
 	Servers bool `json:"servers,omitempty"`
+	// Isolation says what held each real server's host's processes:
+	// "cgroup", "namespace" or "group" (docs/servers.md); "" for nodes
+	// that are not real servers.
+	Isolation string `json:"isolation,omitempty"`
+	// Network is what carried the packets between real servers' hosts:
+	// "namespaces" (coup's network, a namespace per host) or "proxy"
+	// (loopback, a TCP proxy per link).
+	Network string `json:"network,omitempty"`
 }
 
 // Expect is a scenario's expected verdict: the overall validity and the

@@ -119,6 +119,7 @@ type Run struct {
 	started, begun, finished bool
 	startErr                 error
 	skipped                  int64 // fault occurrences with no target
+	unfired                  int64 // faults armed on a trigger that nothing fired
 }
 
 // New returns the lifecycle of a run that d carries.
@@ -374,26 +375,37 @@ func (r *Run) Finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.skipped > 0 {
+	if r.skipped > 0 || r.unfired > 0 {
 		if counts == nil {
 			counts = map[string]int64{}
 		}
-		counts[history.CountFaultsSkipped] += r.skipped
+		if r.skipped > 0 {
+			counts[history.CountFaultsSkipped] += r.skipped
+		}
+		if r.unfired > 0 {
+			counts[history.CountFaultsUnfired] += r.unfired
+		}
 	}
 	r.d.Record(history.Event{Kind: history.KindEnd, Counts: counts})
 	return nil
 }
 
-// heal releases what the hold keeps, ends every fault in force and waits
-// out the recovery window.
+// heal releases what the hold keeps, says which faults armed on a trigger
+// never fired (history.CountFaultsUnfired counts them), ends every fault
+// in force and waits out the recovery window.
 func (r *Run) heal(ctx context.Context) error {
 	if r.cfg.Hold != nil {
 		r.carryOut(r.cfg.Hold.Flush())
 	}
 	r.unwatch()
 	r.d.Lock()
+	unfired := r.cfg.Nemesis.Unfired()
 	acts := r.cfg.Nemesis.Heal(r.d.Now())
 	r.d.Unlock()
+	for _, u := range unfired {
+		r.d.Progress(r.d.Now(), "nemesis: %s never fired: no event before the heal matched its trigger", u)
+	}
+	r.unfired = int64(len(unfired))
 	r.d.Progress(r.d.Now(), "healing %d faults in force", countStarts(acts))
 	r.carryOut(acts)
 	healed := max(r.d.Now(), r.cfg.Duration)

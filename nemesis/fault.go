@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,11 @@ const (
 	// recomputes the message's sum, so per-message checksums pass and only
 	// an end-to-end check can catch it.
 	Joker Kind = "joker"
+	// Disk is a fault of a node's disk, through coup's storage layer (a
+	// real server's data folder) or a Machine's storage (the simulator):
+	// corrupt its files, or make it full, slow or failing (DiskMode). A
+	// power failure is a crash with PowerFail.
+	Disk Kind = "disk"
 	// Timely makes the links out of some nodes eventually timely: from
 	// At (the global stabilisation time) on, every message on them is
 	// delivered within Delta, whatever the other faults say.
@@ -57,13 +63,13 @@ const (
 )
 
 // Kinds lists every fault, in the order the documentation gives them.
-var Kinds = []Kind{Crash, Restart, Replace, Pause, Resume, Clock, Partition, Loss, Delay, Duplicate, Corrupt, Joker, Timely}
+var Kinds = []Kind{Crash, Restart, Replace, Pause, Resume, Clock, Disk, Partition, Loss, Delay, Duplicate, Corrupt, Joker, Timely}
 
 // OnProcess reports whether the fault acts on processes through a Cluster
 // rather than on the net.
 func (k Kind) OnProcess() bool {
 	switch k {
-	case Crash, Restart, Replace, Pause, Resume, Clock:
+	case Crash, Restart, Replace, Pause, Resume, Clock, Disk:
 		return true
 	}
 	return false
@@ -318,7 +324,70 @@ type Fault struct {
 	Reset bool
 	// Delta bounds the delay of every message on a timely link.
 	Delta time.Duration
+
+	// PowerFail makes a crash a power failure: the node's processes die at
+	// once, then its disk loses what was not synced (LoseUnsynced) or
+	// keeps a torn prefix of it (Torn). "" is a plain crash, which keeps
+	// every byte the kernel accepted.
+	PowerFail PowerFail
+	// DiskMode is what a disk fault does; Files (a glob of paths under the
+	// data folder, "" for all) names the files corrupt and eio touch.
+	DiskMode DiskMode
+	Files    string
+	// Bits, Zero and Truncate say how corrupt alters the files (exactly
+	// one): flip that many random bits, zero that many bytes at a random
+	// offset of each file, or cut that many bytes off each file's end.
+	Bits     int
+	Zero     int64
+	Truncate int64
+	// Ops are the operations an eio fault fails: "read", "write" or
+	// "both" (the default). A slow disk waits Delay before each write and
+	// sync.
+	Ops string
 }
+
+// PowerFail is what a power failure does to writes not yet synced.
+type PowerFail string
+
+// The power failures.
+const (
+	// LoseUnsynced loses every write, and every directory entry, not
+	// synced.
+	LoseUnsynced PowerFail = "lose-unsynced"
+	// Torn keeps a random, seeded prefix of each file's unsynced writes
+	// (the last one kept cut at a random byte).
+	Torn PowerFail = "torn"
+)
+
+// PowerFails lists the power failures.
+var PowerFails = []PowerFail{LoseUnsynced, Torn}
+
+// DiskMode is what a disk fault does.
+type DiskMode string
+
+// The disk modes.
+const (
+	// DiskCorrupt alters the files on disk, behind the programs' backs,
+	// once (it has no duration).
+	DiskCorrupt DiskMode = "corrupt"
+	// DiskFull fails every write with ENOSPC while it lasts.
+	DiskFull DiskMode = "full"
+	// DiskSlow delays each write and each sync by Delay while it lasts.
+	DiskSlow DiskMode = "slow"
+	// DiskEIO fails reads, writes or both of the matching files with EIO
+	// while it lasts.
+	DiskEIO DiskMode = "eio"
+)
+
+// DiskModes lists the disk modes.
+var DiskModes = []DiskMode{DiskCorrupt, DiskFull, DiskSlow, DiskEIO}
+
+// EIO operations.
+var eioOps = []string{"read", "write", "both"}
+
+// OnDisk reports whether the fault needs a node's disk to act on: a power
+// failure, or a disk fault.
+func (f *Fault) OnDisk() bool { return f.Kind == Disk || f.Kind == Crash && f.PowerFail != "" }
 
 // Clocks says which clocks a clock fault skews.
 type Clocks string
@@ -343,6 +412,10 @@ const MinEvery = time.Millisecond
 // (target, at, for, every, random, when), by their scenario key.
 func Params(k Kind) []string {
 	switch k {
+	case Crash:
+		return []string{"disk"}
+	case Disk:
+		return []string{"mode", "files", "bits", "zero", "truncate", "delay", "ops"}
 	case Clock:
 		return []string{"rate", "offset", "clocks", "reset"}
 	case Partition:
@@ -419,6 +492,14 @@ func (f *Fault) Check(nodes []string, duration time.Duration) error {
 		if f.Delta <= 0 {
 			return fieldErr("delta", "a timely fault needs delta, the bound on every message's delay after GST")
 		}
+	case Crash:
+		if f.PowerFail != "" && !slices.Contains(PowerFails, f.PowerFail) {
+			return fieldErr("disk", "unknown power failure %q (known: lose-unsynced, torn)", f.PowerFail)
+		}
+	case Disk:
+		if err := f.checkDisk(); err != nil {
+			return err
+		}
 	}
 	if f.Kind == Corrupt {
 		if f.Mode == "" {
@@ -453,7 +534,7 @@ func joinKinds() string {
 // needsTarget reports whether a kind has no sensible default target.
 func (f *Fault) needsTarget() bool {
 	switch f.Kind {
-	case Crash, Restart, Replace, Pause, Resume, Clock, Joker:
+	case Crash, Restart, Replace, Pause, Resume, Clock, Joker, Disk:
 		return true
 	}
 	return false
@@ -533,7 +614,8 @@ func (f *Fault) checkTimes(duration time.Duration) error {
 	if f.Every > 0 && f.Every < MinEvery {
 		return fieldErr("every", "%s is shorter than %s: the faults would come faster than processes can take them", f.Every, MinEvery)
 	}
-	instant := f.Kind == Restart || f.Kind == Replace || f.Kind == Resume || f.Kind == Timely || (f.Kind == Clock && f.Reset)
+	instant := f.Kind == Restart || f.Kind == Replace || f.Kind == Resume || f.Kind == Timely || (f.Kind == Clock && f.Reset) ||
+		(f.Kind == Disk && f.DiskMode == DiskCorrupt)
 	if instant && f.For > 0 {
 		return fieldErr("for", "a %s fault takes no time: it has no duration", f.Kind)
 	}
@@ -692,4 +774,67 @@ func CheckSet(faults []Fault) (int, error) {
 		seen = i
 	}
 	return 0, nil
+}
+
+func (f *Fault) checkDisk() error {
+	if f.DiskMode == "" {
+		return fieldErr("mode", "missing: say what the disk does (corrupt, full, slow, eio)")
+	}
+	if !slices.Contains(DiskModes, f.DiskMode) {
+		return fieldErr("mode", "unknown disk mode %q (known: corrupt, full, slow, eio)", f.DiskMode)
+	}
+	if f.Files != "" {
+		if _, err := path.Match(strings.TrimSuffix(f.Files, "/**"), ""); err != nil {
+			return fieldErr("files", "bad glob %q: %v", f.Files, err)
+		}
+	}
+	only := func(key string, mode DiskMode, set bool) error {
+		if set && f.DiskMode != mode {
+			return fieldErr(key, "a parameter of mode = %q, not %q", mode, f.DiskMode)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		key  string
+		mode DiskMode
+		set  bool
+	}{{"bits", DiskCorrupt, f.Bits != 0}, {"zero", DiskCorrupt, f.Zero != 0}, {"truncate", DiskCorrupt, f.Truncate != 0},
+		{"delay", DiskSlow, f.Delay != 0}, {"ops", DiskEIO, f.Ops != ""}} {
+		if err := only(c.key, c.mode, c.set); err != nil {
+			return err
+		}
+	}
+	if f.Files != "" && f.DiskMode != DiskCorrupt && f.DiskMode != DiskEIO {
+		return fieldErr("files", "a %s disk is the whole disk's: files are for corrupt and eio", f.DiskMode)
+	}
+	switch f.DiskMode {
+	case DiskCorrupt:
+		if f.Bits < 0 || f.Zero < 0 || f.Truncate < 0 {
+			return fieldErr("bits", "bits, zero and truncate count bits and bytes: none may be negative")
+		}
+		set := 0
+		for _, on := range []bool{f.Bits > 0, f.Zero > 0, f.Truncate > 0} {
+			if on {
+				set++
+			}
+		}
+		if set != 1 {
+			return fieldErr("bits", "a corrupt disk fault takes exactly one of bits (how many bits to flip), zero (how many bytes to zero) or truncate (how many bytes to cut off each file's end)")
+		}
+		if f.Bits > 1<<20 {
+			return fieldErr("bits", "%d bits: at most %d", f.Bits, 1<<20)
+		}
+	case DiskSlow:
+		if f.Delay <= 0 {
+			return fieldErr("delay", "a slow disk needs delay, how long each write and each sync waits")
+		}
+	case DiskEIO:
+		if f.Ops == "" {
+			f.Ops = "both"
+		}
+		if !slices.Contains(eioOps, f.Ops) {
+			return fieldErr("ops", "unknown operations %q (known: read, write, both)", f.Ops)
+		}
+	}
+	return nil
 }

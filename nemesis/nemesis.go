@@ -61,6 +61,46 @@ type Replacer interface {
 	Replace(node string) error
 }
 
+// DiskFault is what a power failure or a disk fault does to a node's
+// disk, as a PowerFailer or a Disker carries it out.
+type DiskFault struct {
+	// PowerFail is a power failure's loss (a crash's).
+	PowerFail PowerFail
+	// Mode, Files, Bits, Zero, Truncate, Delay and Ops are a disk
+	// fault's (Fault's fields of the same names; Delay a slow disk's).
+	Mode           DiskMode
+	Files          string
+	Bits           int
+	Zero, Truncate int64
+	Delay          time.Duration
+	Ops            string
+	// Fault names the occurrence ("faults[0]#1"), for the history.
+	Fault string
+}
+
+func diskOf(f *Fault, name string) DiskFault {
+	return DiskFault{PowerFail: f.PowerFail, Mode: f.DiskMode, Files: f.Files, Bits: f.Bits, Zero: f.Zero,
+		Truncate: f.Truncate, Delay: f.Delay, Ops: f.Ops, Fault: name}
+}
+
+// PowerFailer is a Cluster whose nodes have disks that know what was
+// synced: a power failure of nodes kills every process of each at once,
+// all of them first (several nodes are one coordinated failure), then
+// loses, on each node's disk, what was not synced, as mode says; the
+// nodes stay down until restarted. fault names the occurrence. Apply
+// gives it every crash with a PowerFail; a Cluster that is not one gets
+// an error.
+type PowerFailer interface {
+	PowerFail(nodes []string, mode PowerFail, fault string) error
+}
+
+// Disker is a Cluster whose nodes' disks take faults: the start (start
+// true) and the end of a disk fault on a node. A corrupt fault only
+// starts.
+type Disker interface {
+	Disk(node string, d DiskFault, start bool) error
+}
+
 // Config is what a nemesis needs to know of a run.
 type Config struct {
 	// Nodes are the node ids in ring order.
@@ -112,6 +152,7 @@ type Action struct {
 	rate float64
 	skew Skew
 	rule *rule
+	disk DiskFault
 }
 
 func (a Action) String() string {
@@ -253,6 +294,22 @@ func (n *Nemesis) Observe(e history.Event) []Action {
 	return out
 }
 
+// Unfired are the faults armed on a trigger that no event has fired, in
+// the scenario's order, each as people read it: "faults[2] (pause on
+// report leader, armed at 1s)". A fault whose trigger fired is not one,
+// even when its start found no target (Action.Skip says so). At the heal,
+// they are the faults that never happened: nothing in the run set off
+// their trigger.
+func (n *Nemesis) Unfired() []string {
+	var out []string
+	for _, fs := range n.faults {
+		if fs.f.When != nil && !fs.fired {
+			out = append(out, fmt.Sprintf("faults[%d] (%s on %s, armed at %s)", fs.index, fs.f.Kind, fs.f.When, fs.f.At))
+		}
+	}
+	return out
+}
+
 // Relevant reports whether the nemesis needs to observe e: process events,
 // reports, and the ends of lock operations (who holds the lock). A driver
 // may filter the rest out.
@@ -341,8 +398,26 @@ func (n *Nemesis) Apply(a Action, c Cluster) error {
 	}
 	start := a.Phase == history.PhaseStart
 	switch {
+	case a.Kind == Crash && start && a.disk.PowerFail != "":
+		pf, ok := c.(PowerFailer)
+		if !ok {
+			errs = append(errs, errors.New("this driver has no disk to fail: a power failure needs coup's storage layer or a Machine's storage"))
+			break
+		}
+		if err := pf.PowerFail(a.Nodes, a.disk.PowerFail, a.Name); err != nil {
+			errs = append(errs, fmt.Errorf("power failure %v: %w", a.Nodes, err))
+		}
 	case a.Kind == Crash && start:
 		each("crash", c.Crash)
+	case a.Kind == Disk:
+		dk, ok := c.(Disker)
+		if !ok {
+			errs = append(errs, errors.New("this driver has no disk to fault: a disk fault needs coup's storage layer or a Machine's storage"))
+			break
+		}
+		d := a.disk
+		d.Fault = a.Name
+		each("disk", func(node string) error { return dk.Disk(node, d, start) })
 	case a.Kind == Crash, a.Kind == Restart:
 		each("restart", c.Restart)
 	case a.Kind == Replace:
@@ -391,6 +466,8 @@ func lasts(f *Fault) bool {
 		return f.For > 0
 	case Clock:
 		return !f.Reset
+	case Disk:
+		return f.DiskMode != DiskCorrupt
 	}
 	return true
 }
@@ -414,6 +491,7 @@ func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
 	}
 	a.Nodes = nodes
 	a.Detail = describe(f)
+	a.disk = diskOf(f, a.Name)
 	switch f.Kind {
 	case Clock:
 		a.rate = f.Rate
@@ -461,6 +539,7 @@ func (n *Nemesis) end(in *instance, at time.Duration) Action {
 	n.active = slices.DeleteFunc(n.active, func(x *instance) bool { return x == in })
 	f := in.fs.f
 	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseEnd, Name: in.name, Nodes: in.nodes, Detail: in.detail}
+	a.disk = diskOf(f, in.name)
 	var want procState
 	switch f.Kind {
 	case Clock:
@@ -516,8 +595,36 @@ func describe(f *Fault) string {
 		return "payload altered, sums redone"
 	case Timely:
 		return fmt.Sprintf("GST: links %s timely within %s", f.Direction, f.Delta)
+	case Crash:
+		if f.PowerFail != "" {
+			return "power failure: " + string(f.PowerFail)
+		}
+	case Disk:
+		return describeDisk(f)
 	}
 	return ""
+}
+
+func describeDisk(f *Fault) string {
+	files := ""
+	if f.Files != "" {
+		files = " of " + f.Files
+	}
+	switch f.DiskMode {
+	case DiskCorrupt:
+		switch {
+		case f.Bits > 0:
+			return fmt.Sprintf("corrupt: %d bits flipped%s", f.Bits, files)
+		case f.Zero > 0:
+			return fmt.Sprintf("corrupt: %d bytes zeroed in each file%s", f.Zero, files)
+		}
+		return fmt.Sprintf("corrupt: %d bytes cut off each file%s", f.Truncate, files)
+	case DiskSlow:
+		return fmt.Sprintf("slow: each write and sync waits %s", f.Delay)
+	case DiskEIO:
+		return fmt.Sprintf("eio: %s fail%s", map[string]string{"read": "reads", "write": "writes", "both": "reads and writes"}[f.Ops], files)
+	}
+	return string(f.DiskMode) + ": writes fail with ENOSPC"
 }
 
 func describeClock(f *Fault) string {

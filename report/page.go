@@ -150,6 +150,12 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Lost}}<p class="note" id="lost-named">Lost: {{range $i, $l := .Lost}}{{if $i}}, {{end}}<span title="{{$l.Process}} at {{$l.Node}}">{{$l.Write}}</span>{{end}}{{if .More}} and {{.More}} more{{end}}.</p>{{end}}
 {{end}}
 
+{{if .Disk}}<h2 id="disk">Storage faults</h2>
+<p class="key">What each power failure lost (the writes not synced, each file's last synced offset, the directory entries undone) and what each corruption altered, on each node's disk, as its disk event in the history says.</p>
+<table id="disk-events"><tr><th>time</th><th>node</th><th>fault</th><th>what</th><th>detail</th></tr>
+{{range .Disk}}<tr><td>{{.Time}}</td><td>{{.Node}}</td><td>{{.Fault}}</td><td>{{.What}}</td><td>{{.Detail}}</td></tr>{{end}}</table>
+{{end}}
+
 {{if .Metrics}}<h2 id="metrics">Metrics</h2>
 <p class="key">What the nodes reported about themselves over time, one plot per metric and one step line per node (the value holds until the node reports the next). The dashed line is the global stabilisation time (GST) when the scenario has one; the green dotted line is when eventual-leadership found every correct node trusting the same one for good.</p>
 {{range .Metrics}}<figure class="metric-plot" id="{{.ID}}"><figcaption><b>{{.Name}}</b> — {{.Caption}}</figcaption>

@@ -57,6 +57,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	page.Mutex = m.mutexLanes()
 	page.Lost = lostWritesView(res)
 	page.Exits = exitViews(res)
+	page.Disk = diskRows(m.h)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
@@ -130,6 +131,8 @@ type reportPage struct {
 	Mutex             *mutexView
 	// Lost is the lost-writes section, for a run judged by lost-writes.
 	Lost *lostView
+	// Disk is what the storage faults did, a line each (disk.go).
+	Disk []diskRow
 	// Files are the documents the checks made, beside the page.
 	Files []checks.File
 	// What says what ran, for the header (runWhat); Ops is the
@@ -371,7 +374,19 @@ func statRows(s *verdict.Stats) [][2]string {
 	if n := s.Counts[history.CountFaultsSkipped]; n > 0 {
 		rows = append(rows, [2]string{"faults skipped (no target)", fmt.Sprint(n)})
 	}
+	if n := s.Counts[history.CountFaultsUnfired]; n > 0 {
+		rows = append(rows, [2]string{"faults never fired (a trigger nothing set off)", fmt.Sprint(n)})
+	}
 	rows = append(rows, pollRows(s.Polls)...)
+	for _, d := range []struct{ key, label string }{
+		{history.CountDiskLostBytes, "disk: bytes lost to power failures (not synced)"},
+		{history.CountDiskLostFiles, "disk: files that lost writes"},
+		{history.CountDiskFlips, "disk: bits flipped"},
+	} {
+		if n, ok := s.Counts[d.key]; ok {
+			rows = append(rows, [2]string{d.label, fmt.Sprint(n)})
+		}
+	}
 	if _, ok := s.Counts[history.CountLinkConns]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountLinkConns, "links: connections through coup's proxies"},
@@ -381,6 +396,20 @@ func statRows(s *verdict.Stats) [][2]string {
 			{history.CountLinkCorrupted, "links: chunks corrupted"},
 			{history.CountLinkUnattributed, "links: unattributed, reset"},
 			{history.CountLinkUnattributedOpen, "links: unattributed, open at the end"},
+		} {
+			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
+		}
+	}
+	if _, ok := s.Counts[history.CountNetPackets]; ok {
+		for _, l := range []struct{ key, label string }{
+			{history.CountNetPackets, "network: packets delivered by coup's network"},
+			{history.CountNetBytes, "network: bytes delivered"},
+			{history.CountNetCut, "network: packets dropped by a stalled cut"},
+			{history.CountNetRefused, "network: packets refused (a reset or an ICMP unreachable)"},
+			{history.CountNetLost, "network: packets lost"},
+			{history.CountNetDelayed, "network: packets delayed"},
+			{history.CountNetDuplicated, "network: packets duplicated"},
+			{history.CountNetCorrupted, "network: packets corrupted"},
 		} {
 			rows = append(rows, [2]string{l.label, fmt.Sprint(s.Counts[l.key])})
 		}

@@ -48,6 +48,9 @@ func (s *Scenario) Encode(header string) []byte {
 		kv("command", s.Command)
 	}
 	dur("init_timeout", s.InitTimeout)
+	if s.DeferStart {
+		kv("defer_start", true)
+	}
 	kv("nodes", s.Nodes)
 	if !defaultIDs(s.IDs) {
 		kv("ids", s.IDs)
@@ -236,6 +239,20 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 		kv("reset", *f.Reset)
 	}
 	dur("delta", f.Delta)
+	for _, p := range []struct{ k, v string }{{"disk", f.Disk}, {"files", f.Files}, {"ops", f.Ops}} {
+		if p.v != "" {
+			kv(p.k, p.v)
+		}
+	}
+	if f.Bits != nil {
+		kv("bits", *f.Bits)
+	}
+	if f.Zero != nil {
+		kv("zero", *f.Zero)
+	}
+	if f.Truncate != nil {
+		kv("truncate", *f.Truncate)
+	}
 }
 
 // defaultElects is the elects rule validation fills in.

@@ -17,7 +17,10 @@ import (
 // leaves out, by the scenario's kind (docs/explore.md).
 type Explore struct {
 	// Kinds are the faults a schedule may hold (crash, restart, replace,
-	// pause, clock, partition, loss, delay, duplicate, corrupt, joker).
+	// pause, clock, partition, loss, delay, duplicate, corrupt, joker,
+	// disk). With disk, a drawn disk fault corrupts, fills, slows (real
+	// servers only) or fails the disk, and a drawn crash is a power
+	// failure (lose-unsynced or torn) half the time.
 	Kinds []string `toml:"kinds"`
 	// Targets are what a fault may hit: picks (leader, follower, one,
 	// random, minority, majority, all, holder) or node names.
@@ -101,7 +104,7 @@ func (t Trigger) When() *When {
 // exploreKinds are the faults a vocabulary may name: a timely fault has
 // one time (the GST), not a schedule, and a resume only undoes a pause.
 var exploreKinds = []nemesis.Kind{nemesis.Crash, nemesis.Restart, nemesis.Replace, nemesis.Pause, nemesis.Clock,
-	nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Joker}
+	nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Joker, nemesis.Disk}
 
 // defaultOffset bounds the clock jumps explored on real processes: from
 // a second, past a typical election timeout, to half a minute, past a
@@ -273,6 +276,10 @@ func (s *Scenario) validateExplore() error {
 			return s.errorf("explore.kinds", "%s cannot be explored: a timely fault has one time, the GST, and a resume only ends a pause (explore: %s)", k, names(exploreKinds))
 		case !slices.Contains(exploreKinds, kind):
 			return s.errorf("explore.kinds", "%s", unknownMsg("fault", k, names(exploreKinds)))
+		case kind == nemesis.Disk && s.Server == nil && !s.machine:
+			return s.errorf("explore.kinds", "disk faults (and the power failures they bring with them) need a disk that knows what was synced: real servers ([server]) or a Machine of the Go library")
+		case kind == nemesis.Disk && s.Server != nil && s.Server.Disk == DiskDirect:
+			return s.errorf("explore.kinds", "disk faults need the data folders on coup's storage layer, and [server] disk = %q keeps them plain", DiskDirect)
 		case s.Server != nil && (kind == nemesis.Duplicate || kind == nemesis.Joker):
 			return s.errorf("explore.kinds", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, clock, partition, loss, delay and corrupt)", k)
 		}

@@ -170,9 +170,13 @@ func canonical(parts []pathPart) string {
 // why it cannot be one.
 func literal(t reflect.Type, value string) (string, error) {
 	if isValue(t) {
-		// A duration, or a target (a node, a pick, or an array of nodes).
+		// A duration, a target (a node, a pick, or an array of nodes), or
+		// a ready probe (a port, or an inline table).
 		if t == reflect.TypeOf(Target{}) && strings.HasPrefix(strings.TrimSpace(value), "[") {
 			return arrayLiteral(value)
+		}
+		if t == reflect.TypeOf(Probe{}) && strings.HasPrefix(strings.TrimSpace(value), "{") {
+			return strings.TrimSpace(value), nil // a probe's inline table, read as TOML
 		}
 		return tomlString(value), nil
 	}

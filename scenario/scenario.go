@@ -28,6 +28,12 @@ type Scenario struct {
 	// InitTimeout is how long each node has to answer init, at the start
 	// and after a restart (default: 5s plus 20ms per node).
 	InitTimeout Duration `toml:"init_timeout"`
+	// DeferStart asks a foreign node (command) to start its algorithm only
+	// on the harness's start message, sent to every node together once
+	// all have answered init (init carries "defer_start": true), so that
+	// a node that starts fast does not elect itself before the slowest is
+	// up. Built-in state machines always start so (DefersStart).
+	DeferStart bool `toml:"defer_start"`
 	// Nodes is the number of nodes, named n1..nN in ring order.
 	Nodes int `toml:"nodes"`
 	// IDs are the nodes' election identifiers in ring order; by default
@@ -172,7 +178,7 @@ type Mix struct {
 // each kind takes is nemesis.Params.
 type Fault struct {
 	// Kind is the fault: crash, restart, replace, pause, resume, clock,
-	// partition, loss, delay, duplicate, corrupt, joker or timely.
+	// disk, partition, loss, delay, duplicate, corrupt, joker or timely.
 	Kind string `toml:"kind"`
 	// Target names the nodes the fault hits: a node, a list of nodes, or
 	// one of leader, follower, random, one, minority, majority, all.
@@ -219,6 +225,20 @@ type Fault struct {
 	Reset *bool `toml:"reset"`
 	// Delta bounds every message's delay on a timely link.
 	Delta Duration `toml:"delta"`
+
+	// Disk makes a crash a power failure: "lose-unsynced" (every write
+	// not synced is lost) or "torn" (each file keeps a random prefix of
+	// its unsynced writes). A disk fault's own keys: mode (corrupt, full,
+	// slow, eio), files (a glob of the files corrupt and eio touch),
+	// bits, zero or truncate (corrupt's: bits to flip, bytes to zero,
+	// bytes to cut off), delay (slow's) and ops (eio's: read, write or
+	// both). See docs/scenarios.md.
+	Disk     string `toml:"disk"`
+	Files    string `toml:"files"`
+	Bits     *int   `toml:"bits"`
+	Zero     *int64 `toml:"zero"`
+	Truncate *int64 `toml:"truncate"`
+	Ops      string `toml:"ops"`
 }
 
 // When is a fault's trigger: a report, a process event, or a lock
@@ -380,6 +400,11 @@ func (s *Scenario) StateMachine() bool {
 	spec, ok := algorithms.Lookup(s.Algorithm)
 	return s.Command == nil && ok && spec.Program == nil
 }
+
+// DefersStart reports whether the nodes start their algorithm on the
+// harness's start message rather than at init: a built-in state machine
+// always, a foreign node with defer_start.
+func (s *Scenario) DefersStart() bool { return s.StateMachine() || (s.Command != nil && s.DeferStart) }
 
 // ChecksumsOn reports whether nodes sum their messages.
 func (s *Scenario) ChecksumsOn() bool { return s.Checksums == nil || *s.Checksums }

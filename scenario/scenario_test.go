@@ -343,8 +343,8 @@ func TestDocumentedFaultsLoad(t *testing.T) {
 		if strings.Contains(block, `kind = "lin-kv"`) || strings.Contains(block, `kind = "echo"`) || strings.Contains(block, `kind = "set"`) {
 			node = "command = [\"./mynode\"]\n" // served by a node of one's own
 		}
-		if strings.Contains(block, "cut = ") {
-			block += "\n[server]\npreset = \"etcd\"\n" // a cut is for real servers' streams
+		if strings.Contains(block, "cut = ") || strings.Contains(block, `kind = "disk"`) || strings.Contains(block, "disk = ") {
+			block += "\n[server]\npreset = \"etcd\"\n" // a cut is for real servers' streams, a disk for their data folders
 		}
 		s, err := Parse("example.toml", node+"nodes = 5\nduration = \"2s\"\n"+block)
 		if err != nil {

@@ -72,9 +72,31 @@ type Server struct {
 	// finds the dialler by its socket among the nodes' processes, for
 	// servers whose members must agree on one address per member.
 	Links string `toml:"links"`
-	// Ready names the port that accepts connections once the server is
-	// up (default: the first of ports; one of the server's own).
-	Ready string `toml:"ready"`
+	// Ready says when the server is up: a port that accepts connections
+	// (its name; the default: the first of ports, one of the server's
+	// own), a command that exits 0, or an HTTP GET that answers 2xx,
+	// optionally matching its body (Probe).
+	Ready Probe `toml:"ready"`
+	// Isolation says what must hold every process of a host (the
+	// server, its sidecars and everything they start): "auto" (the
+	// default: the most this machine offers, a cgroup as root, a PID
+	// namespace as a user who is not root, else a process group), "host"
+	// (a cgroup or a namespace, and the run is refused where neither can
+	// be had: for a server whose processes leave their process group,
+	// as a daemon's setsid does), or one by name: "cgroup", "namespace",
+	// "group" (docs/servers.md).
+	Isolation string `toml:"isolation"`
+	// User is the user every process of a host runs as ("postgres"),
+	// its data folder made theirs; coup must run as root to switch.
+	User string `toml:"user"`
+	// Network says what carries the packets between hosts: "namespaces"
+	// (each host a network namespace of its own with its own address,
+	// 10.77.0.i, every packet through coup's network, on any protocol:
+	// root only), "proxy" (each host a loopback address, every peer
+	// connection through a TCP proxy per link: anyone), or "auto"
+	// (namespaces where they can be had, the proxy elsewhere: the
+	// default). Links then matters only to the proxy.
+	Network string `toml:"network"`
 	// StartTimeout is how long a node has to come up, at the start and
 	// after a restart (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
@@ -140,6 +162,17 @@ type Server struct {
 	// instead of inside coup, so that a fault can pause it: a pause whose
 	// target is "holder" stops the client that holds the lock.
 	ClientProcesses bool `toml:"client_processes"`
+	// Disk says how each node's data folder ({{.Data}}) is kept: "fuse"
+	// mounts it through coup's storage layer, which knows what each file
+	// has synced (a power failure loses the rest, and disk faults act on
+	// it); "direct" is a plain folder. Default: "fuse" when a fault needs
+	// it (a power failure, a disk fault), else "direct".
+	Disk string `toml:"disk"`
+	// DiskNames says when the layer makes directory entries durable:
+	// "journal" (the default: any sync makes every entry before it
+	// durable, as ext4's and XFS's journals do) or "posix" (only the
+	// directory's own fsync, as POSIX asks).
+	DiskNames string `toml:"disk_names"`
 	// Adapter is the program (and its arguments, templates of
 	// AdapterClient) of a client adapter, for a service coup has no client
 	// of its own for: coup starts one per workload client, and it speaks
@@ -219,10 +252,26 @@ const (
 	ReadsSync         = "sync"
 )
 
+// The isolations a scenario may ask of its hosts (Server.Isolation).
+const (
+	IsolationAuto      = "auto"
+	IsolationHost      = "host"
+	IsolationCgroup    = "cgroup"
+	IsolationNamespace = "namespace"
+	IsolationGroup     = "group"
+)
+
 // The ways the proxy attributes a connection.
 const (
 	LinksAddress = "address"
 	LinksProcess = "process"
+)
+
+// What carries the packets between hosts (Server.Network).
+const (
+	NetworkAuto       = "auto"
+	NetworkNamespaces = "namespaces"
+	NetworkProxy      = "proxy"
 )
 
 // Server defaults.
@@ -330,6 +379,9 @@ type serverTemplates struct {
 	files, env                  map[string]*template.Template
 	polls                       []pollTemplates
 	sidecars                    [][]*template.Template
+	// ready and sidecarReady are the probes' templates.
+	ready        probeTemplates
+	sidecarReady []probeTemplates
 }
 
 type pollTemplates struct {
@@ -346,6 +398,8 @@ type Rendered struct {
 	Polls []RenderedPoll
 	// Sidecars are the sidecars' commands, in order.
 	Sidecars []RenderedSidecar
+	// Ready is the server's ready probe.
+	Ready RenderedProbe
 }
 
 // RenderedPoll is a poll with its addresses filled in.
@@ -403,12 +457,19 @@ func (sv *Server) Render(n *ServerNode) (*Rendered, error) {
 		}
 		r.Polls = append(r.Polls, p)
 	}
+	if r.Ready, err = sv.tmpl.ready.render(sv.Ready, n); err != nil {
+		return nil, err
+	}
 	for k, ts := range sv.tmpl.sidecars {
 		argv, err := execAll(ts, n)
 		if err != nil {
 			return nil, err
 		}
-		r.Sidecars = append(r.Sidecars, RenderedSidecar{Name: sv.Sidecars[k].Name, Command: argv})
+		ready, err := sv.tmpl.sidecarReady[k].render(sv.Sidecars[k].Ready, n)
+		if err != nil {
+			return nil, err
+		}
+		r.Sidecars = append(r.Sidecars, RenderedSidecar{Name: sv.Sidecars[k].Name, Command: argv, Ready: ready, After: sv.Sidecars[k].After})
 	}
 	return r, nil
 }
@@ -496,10 +557,28 @@ func (s *Scenario) validateServer() error {
 	default:
 		return s.errorf("server.links", "unknown %q (known: address, process)", sv.Links)
 	}
-	if sv.Ready == "" {
-		sv.Ready = sv.Ports[0]
-	} else if !slices.Contains(sv.Ports, sv.Ready) {
-		return s.errorf("server.ready", "%q is not one of the ports (%s)", sv.Ready, strings.Join(sv.Ports, ", "))
+	switch sv.Network {
+	case "":
+		sv.Network = NetworkAuto
+	case NetworkAuto, NetworkNamespaces, NetworkProxy:
+	default:
+		return s.errorf("server.network", "unknown %q (known: auto, namespaces, proxy)", sv.Network)
+	}
+	if err := s.validateProbe("server.ready", &sv.Ready, "the ports", sv.Ports, sv.Ports[0]); err != nil {
+		return err
+	}
+	switch sv.Isolation {
+	case "":
+		sv.Isolation = IsolationAuto
+	case IsolationAuto, IsolationHost, IsolationCgroup, IsolationNamespace, IsolationGroup:
+	default:
+		return s.errorf("server.isolation", "%s", unknownMsg("isolation", sv.Isolation, []string{IsolationAuto, IsolationHost, IsolationCgroup, IsolationNamespace, IsolationGroup}))
+	}
+	if sv.User != "" && (strings.ContainsAny(sv.User, " :/\x00") || strings.HasPrefix(sv.User, "-")) {
+		return s.errorf("server.user", "%q is not a user's name", sv.User)
+	}
+	if sv.User != "" && sv.Isolation == IsolationNamespace {
+		return s.errorf("server.user", "a host in a namespace runs as coup's own user: switching to %q needs root (isolation = \"cgroup\" or \"auto\")", sv.User)
 	}
 	if err := s.duration("server.start_timeout", &sv.StartTimeout, DefaultStartTimeout, true); err != nil {
 		return err
@@ -540,8 +619,10 @@ func (s *Scenario) validateServer() error {
 	if err := s.validateReady(); err != nil {
 		return err
 	}
-	if len(sv.Peer) == 0 && s.Nodes > 1 {
-		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link")
+	if len(sv.Peer) == 0 && s.Nodes > 1 && sv.Network != NetworkNamespaces {
+		// coup's network carries every packet between hosts, whatever the
+		// port: only the proxy must know where to listen.
+		return s.errorf("server.peer", "missing: name the ports peers dial, so that coup can put its proxy on every link (or network = \"namespaces\", whose packets cross coup's network whatever their port)")
 	}
 	if len(sv.Log) == 0 && len(sv.Poll) == 0 && !sv.sidecarLogs() {
 		return s.errorf("server", "no way to see the leader: give log patterns ([[server.log]]) or polls ([[server.poll]])")
@@ -567,6 +648,15 @@ func (s *Scenario) validateServer() error {
 		sv.Reads = known[0]
 	case !slices.Contains(known, sv.Reads):
 		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
+	}
+	if sv.Disk != "" && sv.Disk != DiskFUSE && sv.Disk != DiskDirect {
+		return s.errorf("server.disk", "unknown disk %q (known: %s, %s)%s", sv.Disk, DiskFUSE, DiskDirect, DidYouMean(sv.Disk, []string{DiskFUSE, DiskDirect}))
+	}
+	switch {
+	case sv.DiskNames != "" && sv.DiskNames != DiskNamesJournal && sv.DiskNames != DiskNamesPOSIX:
+		return s.errorf("server.disk_names", "unknown model %q (known: %s, %s)", sv.DiskNames, DiskNamesJournal, DiskNamesPOSIX)
+	case sv.DiskNames != "" && sv.Disk == DiskDirect:
+		return s.errorf("server.disk_names", "a model of coup's storage layer, and disk = %q keeps the data folders plain", DiskDirect)
 	}
 	switch {
 	case len(sv.Adapter) > 0 && sv.Client != "":
@@ -759,6 +849,11 @@ func (s *Scenario) parseTemplates() error {
 		}
 		t.polls = append(t.polls, pt)
 	}
+	ready, err := parseProbe("server.ready", &sv.Ready, parse)
+	if err != nil {
+		return err
+	}
+	t.ready = ready
 	if err := s.parseSidecarTemplates(parse); err != nil {
 		return err
 	}
@@ -858,7 +953,10 @@ func (sv *Server) fillFrom(p *Server) {
 	if sv.Links == "" {
 		sv.Links = p.Links
 	}
-	if sv.Ready == "" {
+	if sv.Network == "" {
+		sv.Network = p.Network
+	}
+	if !sv.Ready.set {
 		sv.Ready = p.Ready
 	}
 	if !sv.StartTimeout.Set {
@@ -960,7 +1058,12 @@ func encodeServer(sv *Server) []byte {
 	list("ports", sv.Ports)
 	list("peer", sv.Peer)
 	str("links", sv.Links)
-	str("ready", sv.Ready)
+	if v := sv.Ready.encode(); v != nil {
+		m["ready"] = v
+	}
+	str("isolation", sv.Isolation)
+	str("user", sv.User)
+	str("network", sv.Network)
 	dur("start_timeout", sv.StartTimeout)
 	list("replace", sv.Replace)
 	if sv.Roles != nil {
@@ -1002,6 +1105,8 @@ func encodeServer(sv *Server) []byte {
 	}
 	str("client", sv.Client)
 	str("reads", sv.Reads)
+	str("disk", sv.Disk)
+	str("disk_names", sv.DiskNames)
 	if sv.ClientProcesses {
 		m["client_processes"] = true
 	}

@@ -43,8 +43,8 @@ func TestServerScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	sv := s.Server
-	if sv.Links != LinksAddress || sv.Ready != "peer" || sv.PollEvery.D != DefaultPollEvery || sv.StartTimeout.D != DefaultStartTimeout {
-		t.Errorf("defaults: links %q ready %q poll_every %s start_timeout %s", sv.Links, sv.Ready, sv.PollEvery.D, sv.StartTimeout.D)
+	if sv.Links != LinksAddress || sv.Ready.Port != "peer" || sv.PollEvery.D != DefaultPollEvery || sv.StartTimeout.D != DefaultStartTimeout {
+		t.Errorf("defaults: links %q ready %q poll_every %s start_timeout %s", sv.Links, sv.Ready.Port, sv.PollEvery.D, sv.StartTimeout.D)
 	}
 	if s.Algorithm != "server" || s.Workload.Kind != WorkloadNone || s.Elects != "any" {
 		t.Errorf("algorithm %q workload %q elects %q", s.Algorithm, s.Workload.Kind, s.Elects)
@@ -90,6 +90,27 @@ func TestServerProcessLinks(t *testing.T) {
 	}
 }
 
+// network defaults to auto; on coup's network (namespaces) peer ports may
+// be left out and packets may be duplicated, which the proxy refuses.
+func TestServerNetwork(t *testing.T) {
+	s, err := Parse("svc.toml", goodServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Server.Network != NetworkAuto {
+		t.Errorf("network %q by default, want %q", s.Server.Network, NetworkAuto)
+	}
+	src := strings.Replace(goodServer, "peer = [\"peer\"]\n", "network = \"namespaces\"\n", 1)
+	src = strings.Replace(src, "kind = \"partition\"\nshape = \"isolate\"\ntarget = \"n1\"", "kind = \"duplicate\"", 1)
+	s, err = Parse("svc.toml", src)
+	if err != nil {
+		t.Fatalf("namespaces, no peer, a duplicate fault: %v", err)
+	}
+	if s.Server.Network != NetworkNamespaces || len(s.Server.Peer) != 0 {
+		t.Errorf("network %q, peer %v", s.Server.Network, s.Server.Peer)
+	}
+}
+
 // Bad server descriptions are refused with the key and its line.
 func TestBadServerScenarios(t *testing.T) {
 	tests := []struct {
@@ -100,6 +121,9 @@ func TestBadServerScenarios(t *testing.T) {
 		{"both command and server", `nodes = 3`, "nodes = 3\ncommand = [\"x\"]", "command", "not both"},
 		{"peer not a port", `peer = ["peer"]`, `peer = ["gossip"]`, "server.peer", "not one of the ports"},
 		{"unknown links", `peer = ["peer"]`, "peer = [\"peer\"]\nlinks = \"magic\"", "server.links", "unknown"},
+		{"unknown network", `peer = ["peer"]`, "peer = [\"peer\"]\nnetwork = \"ether\"", "server.network", "unknown \"ether\" (known: auto, namespaces, proxy)"},
+		{"no peer on the proxy", "peer = [\"peer\"]\n", "", "server.peer", "network = \"namespaces\""},
+		{"duplicate on the proxy", "kind = \"partition\"\nshape = \"isolate\"\ntarget = \"n1\"", `kind = "duplicate"`, "faults[0].kind", "no meaning for real servers"},
 		{"bad group", `role = "leader"`, "role = \"leader\"\n[[server.log]]\nmatch = '(?P<boss>x)'", "server.log[1].match", "means nothing"},
 		{"bad regexp", `role = "leader"`, "role = \"leader\"\n[[server.log]]\nmatch = '('", "server.log[1].match", "not a regular expression"},
 		{"bad role", `role = "leader"`, `role = "king"`, "server.log[0].role", "unknown role"},

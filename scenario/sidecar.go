@@ -32,9 +32,16 @@ type Sidecar struct {
 	// Peer names those of its ports that other hosts dial: every
 	// connection to one crosses coup's proxy, as the server's peer ports'.
 	Peer []string `toml:"peer"`
-	// Ready is the port that accepts connections once the sidecar is up
-	// (default: its first; a sidecar without ports is up once started).
-	Ready string `toml:"ready"`
+	// Ready says when the sidecar is up, as the server's ready does: a
+	// port of its own, a command or an HTTP GET (Probe; default: its
+	// first port; a sidecar without ports and without a probe is up
+	// once started).
+	Ready Probe `toml:"ready"`
+	// After names the process this sidecar waits for: it starts once
+	// that one ("server", or a sidecar written before it) is ready
+	// (default: the one written just before it). The sidecars start in
+	// the order written, each once the one before is ready.
+	After string `toml:"after"`
 	// Roles map what its patterns' role groups read to a role, beside
 	// the server's roles (a name may not mean two roles).
 	Roles map[string]string `toml:"roles"`
@@ -114,11 +121,19 @@ func (s *Scenario) validateSidecars() error {
 			}
 			peer = append(peer, p)
 		}
+		def := ""
+		if len(sc.Ports) > 0 {
+			def = sc.Ports[0]
+		}
+		if err := s.validateProbe(at+".ready", &sc.Ready, "the sidecar's ports", sc.Ports, def); err != nil {
+			return err
+		}
 		switch {
-		case sc.Ready == "" && len(sc.Ports) > 0:
-			sc.Ready = sc.Ports[0]
-		case sc.Ready != "" && !slices.Contains(sc.Ports, sc.Ready):
-			return s.errorf(at+".ready", "%q is not one of the sidecar's ports (%s)", sc.Ready, strings.Join(sc.Ports, ", "))
+		case sc.After == "":
+		case sc.After == sc.Name:
+			return s.errorf(at+".after", "%q is this sidecar: it waits for the server or a sidecar written before it", sc.After)
+		case sc.After != "server" && !slices.Contains(names[:len(names)-1], sc.After):
+			return s.errorf(at+".after", "%q is neither \"server\" nor a sidecar written before this one (%s): sidecars start in the order written", sc.After, strings.Join(append([]string{"server"}, names[:len(names)-1]...), ", "))
 		}
 		for _, raw := range sortedKeys(sc.Roles) {
 			role := sc.Roles[raw]
@@ -177,17 +192,25 @@ func (sv *Server) sidecarLogs() bool {
 // OwnPorts are the server's own ports, without its sidecars'.
 func (sv *Server) OwnPorts() []string { return sv.Ports[:sv.ownPorts] }
 
-// RenderedSidecar is a sidecar's command, filled in for one node.
+// RenderedSidecar is a sidecar's command and probe, filled in for one
+// node, and what it starts after ("" for the process before it).
 type RenderedSidecar struct {
 	Name    string
 	Command []string
+	Ready   RenderedProbe
+	After   string
 }
 
 // parseSidecarTemplates parses each sidecar's command.
 func (s *Scenario) parseSidecarTemplates(parse func(field, text string) (*template.Template, error)) error {
 	sv := s.Server
-	sv.tmpl.sidecars = nil
+	sv.tmpl.sidecars, sv.tmpl.sidecarReady = nil, nil
 	for k, sc := range sv.Sidecars {
+		pt, err := parseProbe(fmt.Sprintf("server.sidecar[%d].ready", k), &sv.Sidecars[k].Ready, parse)
+		if err != nil {
+			return err
+		}
+		sv.tmpl.sidecarReady = append(sv.tmpl.sidecarReady, pt)
 		var ts []*template.Template
 		for i, a := range sc.Command {
 			tt, err := parse(fmt.Sprintf("server.sidecar[%d].command[%d]", k, i), a)
@@ -212,8 +235,11 @@ func encodeSidecars(list []Sidecar, patterns func([]Pattern) []map[string]any, p
 		if sc.Peer != nil {
 			m["peer"] = sc.Peer
 		}
-		if sc.Ready != "" {
-			m["ready"] = sc.Ready
+		if v := sc.Ready.encode(); v != nil {
+			m["ready"] = v
+		}
+		if sc.After != "" {
+			m["after"] = sc.After
 		}
 		if sc.Roles != nil {
 			m["roles"] = sc.Roles

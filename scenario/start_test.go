@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,32 @@ func TestInitLimit(t *testing.T) {
 		if _, err := Parse("s.toml", "command = [\"./mynode\"]\nnodes = 5\ninit_timeout = "+bad+"\n"); err == nil {
 			t.Errorf("init_timeout = %s was accepted", bad)
 		}
+	}
+}
+
+// defer_start is a foreign node's key: kept when the scenario is written
+// again, and refused, naming the line and the key, for a built-in
+// algorithm (which always defers) and real servers (which get no init).
+func TestDeferStart(t *testing.T) {
+	s, err := Parse("own.toml", "command = [\"./mynode\"]\ndefer_start = true\nnodes = 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.DefersStart() {
+		t.Error("a foreign node with defer_start does not defer its start")
+	}
+	again, err := Parse("again.toml", string(s.Encode("")))
+	if err != nil || !again.DefersStart() {
+		t.Errorf("defer_start lost when written again (%v):\n%s", err, s.Encode(""))
+	}
+	if s, err := Parse("plain.toml", "command = [\"./mynode\"]\nnodes = 2\n"); err != nil || s.DefersStart() {
+		t.Errorf("a foreign node defers its start unasked (%v)", err)
+	}
+	if s, err := Parse("bully.toml", "algorithm = \"bully\"\nnodes = 2\n"); err != nil || !s.DefersStart() {
+		t.Errorf("a built-in algorithm does not defer its start (%v)", err)
+	}
+	_, err = Parse("bully.toml", "algorithm = \"bully\"\ndefer_start = true\nnodes = 2\n")
+	if err == nil || !strings.Contains(err.Error(), "bully.toml:2") || !strings.Contains(err.Error(), "defer_start") {
+		t.Errorf("defer_start on a built-in algorithm: %v", err)
 	}
 }

@@ -63,6 +63,13 @@ func (s *Scenario) validate() error {
 		return s.errorf("command", "empty: give the program and its arguments, like [\"./mynode\", \"--flag\"]")
 	}
 	s.resolveCommand()
+	if s.DeferStart && s.Command == nil {
+		what := "a built-in algorithm always starts on coup's start message"
+		if s.Server != nil {
+			what = "real servers get no init and no start message"
+		}
+		return s.errorf("defer_start", "for a node program of your own (command) only: %s", what)
+	}
 	if s.Nodes < 1 {
 		return s.errorf("nodes", "must be at least 1, got %d", s.Nodes)
 	}
@@ -492,9 +499,12 @@ func (s *Scenario) validateFault(i int) error {
 		return s.errorf(at+".kind", "%s", unknownMsg("fault", f.Kind, kindList()))
 	}
 	if s.Server != nil {
-		switch kind {
-		case nemesis.Duplicate, nemesis.Joker, nemesis.Timely:
-			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, partition, loss, delay and corrupt)", kind)
+		switch {
+		case kind == nemesis.Duplicate && s.Server.Network == NetworkNamespaces:
+			// coup's network duplicates packets (TCP drops the copies,
+			// a datagram arrives twice).
+		case kind == nemesis.Duplicate, kind == nemesis.Joker, kind == nemesis.Timely:
+			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, disk, partition, loss, delay and corrupt)", kind)
 		}
 	}
 	if f.Offset.Set && f.Offset.err != nil && f.Offset.err.Error() == "negative" {
@@ -553,8 +563,44 @@ func (s *Scenario) validateFault(i int) error {
 		}
 		return s.errorf(at, "%v", err)
 	}
+	if nf.OnDisk() {
+		if err := s.diskFor(at, &nf); err != nil {
+			return err
+		}
+	}
 	s.nemesis = append(s.nemesis, nf)
 	return nil
+}
+
+// diskFor refuses a power failure or a disk fault where the nodes have no
+// disk coup knows: real servers' data folders go through coup's storage
+// layer ([server] disk = "fuse", the default where a fault needs it), a
+// Machine of the Go library persists through its Storage; built-in
+// algorithms and foreign nodes under the pipe driver keep no state coup
+// sees.
+func (s *Scenario) diskFor(at string, nf *nemesis.Fault) error {
+	key := at + ".disk"
+	if nf.Kind == nemesis.Disk {
+		key = at + ".kind"
+	}
+	switch {
+	case s.Server != nil && s.Server.Disk == DiskDirect:
+		return s.errorf(key, "a %s needs the data folders mounted through coup's storage layer, and [server] disk = %q keeps them plain: leave disk out, or set it to %q",
+			storageFault(nf), DiskDirect, DiskFUSE)
+	case s.machine && nf.DiskMode == nemesis.DiskSlow:
+		return s.errorf(at+".mode", "a slow disk needs real time, and the simulator's Storage syncs at once on its virtual clock: slow is for real servers")
+	case s.Server != nil, s.machine:
+		return nil
+	}
+	return s.errorf(key, "a %s needs a disk that knows what was synced: real servers ([server], their data folders through coup's storage layer) or a Machine of the Go library (its Storage); these nodes keep no state coup sees",
+		storageFault(nf))
+}
+
+func storageFault(nf *nemesis.Fault) string {
+	if nf.Kind == nemesis.Crash {
+		return "power failure (disk = \"" + string(nf.PowerFail) + "\")"
+	}
+	return "disk fault"
 }
 
 func kindNames() string { return strings.Join(kindList(), ", ") }
@@ -579,7 +625,12 @@ func (s *Scenario) faultSuggestion(f *Fault, field string) string {
 	case "distribution":
 		return DidYouMean(f.Distribution, names(nemesis.Distributions))
 	case "mode":
+		if f.Kind == string(nemesis.Disk) {
+			return DidYouMean(f.Mode, names(nemesis.DiskModes))
+		}
 		return DidYouMean(f.Mode, names(nemesis.Modes))
+	case "disk":
+		return DidYouMean(f.Disk, names(nemesis.PowerFails))
 	case "cut":
 		return DidYouMean(f.Cut, names(nemesis.CutKinds))
 	case "clocks":
@@ -631,6 +682,12 @@ func (f *Fault) written() []string {
 	add("clocks", f.Clocks != "")
 	add("reset", f.Reset != nil)
 	add("delta", f.Delta.Set)
+	add("disk", f.Disk != "")
+	add("files", f.Files != "")
+	add("bits", f.Bits != nil)
+	add("zero", f.Zero != nil)
+	add("truncate", f.Truncate != nil)
+	add("ops", f.Ops != "")
 	return out
 }
 
@@ -647,6 +704,19 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 	}
 	if f.Probability != nil {
 		nf.Probability = *f.Probability
+	}
+	nf.PowerFail, nf.Files, nf.Ops = nemesis.PowerFail(f.Disk), f.Files, f.Ops
+	if nf.Kind == nemesis.Disk {
+		nf.DiskMode, nf.Mode = nemesis.DiskMode(f.Mode), ""
+	}
+	if f.Bits != nil {
+		nf.Bits = *f.Bits
+	}
+	if f.Zero != nil {
+		nf.Zero = *f.Zero
+	}
+	if f.Truncate != nil {
+		nf.Truncate = *f.Truncate
 	}
 	if f.Rate != nil {
 		nf.Rate = *f.Rate

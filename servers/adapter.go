@@ -149,7 +149,13 @@ func (r *run) startAdapter(name string) (*adapter, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(log, "--- coup: client process: %q\n", argv)
-	p, err := proc.Start(proc.Spec{Argv: argv, Log: log, Dir: r.dir})
+	// A client lives on its host: on coup's network, its process starts
+	// in the host's namespace.
+	var p *proc.Proc
+	err = r.enter(r.hostOf(name))(func() (err error) {
+		p, err = proc.Start(proc.Spec{Argv: argv, Log: log, Dir: r.dir})
+		return err
+	})
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -63,6 +63,9 @@ func newClients(r *run) *clients {
 			e := newEtcdKV(clientPorts(r.reachFrom(host)), r.sv.Reads == scenario.ReadsSerializable)
 			e.locks.ttl = r.sv.LockTTL.D
 			e.prefix = r.prefix
+			if r.net != nil {
+				e.setDial(r.dialer(host))
+			}
 			return e
 		}}
 	case scenario.ClientZooKeeper:
@@ -72,17 +75,27 @@ func newClients(r *run) *clients {
 				z.sessionTimeout = r.sv.LockTTL.D
 			}
 			z.prefix = r.prefix
+			if r.net != nil {
+				z.dial = r.dialer(host)
+			}
 			return z
 		}}
 	case scenario.ClientNats:
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
-			return newNatsSet(clientPorts(r.reachFrom(host)), r.prefix)
+			n := newNatsSet(clientPorts(r.reachFrom(host)), r.prefix)
+			if r.net != nil {
+				n.dial = r.dialer(host)
+			}
+			return n
 		}}
 	case scenario.ClientRedis:
 		names := redisNames(r.layout.nodes)
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
 			k := newRedisKV(r.reachFrom(host), names)
 			k.prefix = r.prefix
+			if r.net != nil {
+				k.dial = r.dialer(host)
+			}
 			return k
 		}}
 	}

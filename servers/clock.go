@@ -12,9 +12,10 @@ import (
 
 var _ nemesis.Clocker = (*run)(nil)
 
-// Clock skews the clocks of a server's processes, the processes of its
-// group, or puts them right (nemesis.Clocker), and records what their
-// reads saw. A server that is down gets the skew when it starts again.
+// Clock skews the clocks of every process of a server's host (Host.Pids:
+// its cgroup's, its namespace's, or its process group's), or puts them
+// right (nemesis.Clocker), and records what their reads saw. A server
+// that is down gets the skew when it starts again.
 func (r *run) Clock(node string, sk nemesis.Skew) error {
 	if _, ok := r.adapters.client(node); ok {
 		return errors.New("a client process's clock is not skewed yet: target the servers")
@@ -23,11 +24,7 @@ func (r *run) Clock(node string, sk nemesis.Skew) error {
 	if err != nil {
 		return err
 	}
-	var pids []int
-	if pid := s.pid(); pid != 0 {
-		pids = clockfault.Group(pid)
-	}
-	return s.clock.Set(sk, pids, func(e history.Event) {
+	return s.clock.Set(sk, s.host.Pids(), func(e history.Event) {
 		e.Node = node
 		r.Record(e)
 	})
@@ -36,11 +33,14 @@ func (r *run) Clock(node string, sk nemesis.Skew) error {
 // clockStarted puts the skew in force, if any, into the processes of a
 // server that has just started.
 func (s *server) clockStarted() {
-	pid := s.pid()
-	if pid == 0 || !s.clock.Active() {
+	if !s.clock.Active() {
 		return
 	}
-	if err := s.clock.Started(clockfault.Group(pid)); err != nil {
+	pids := s.host.Pids()
+	if len(pids) == 0 {
+		return
+	}
+	if err := s.clock.Started(pids); err != nil {
 		s.r.logf("%s: clock: %v", s.id, err)
 	}
 }

@@ -8,33 +8,49 @@
 // an agent), which start, crash, pause, resume, restart and are replaced
 // together. The run knows a host only through the Host interface
 // (host.go); localHost (hostlocal.go) is the one implementation, on this
-// machine: the host's processes share one process group, led by the
-// server, so that one signal reaches them all at once. A host elsewhere
-// (over SSH, in a container) would be another implementation in a file
-// of its own, chosen in newHost, with no caller changed. Every process a
-// host runs starts through one function (localHost.launch), and the run
-// is told of each as it starts (hostEvents.launched): the place where what
-// must hold for each process is added, such as a clock fault in force
-// (clock.go), which reaches every process of the host's group.
+// machine: the host's processes are held in a box (isolation.go) that
+// one action freezes, thaws or kills at once, whatever they fork: a
+// cgroup v2 group as root (hostcgroup.go), a PID namespace whose first
+// process is coup's init as a user who is not root (hostns.go), else one
+// process group (hostgroup.go). The run chooses the isolation once, as
+// the scenario's isolation key asks, and refuses a run that needs more
+// than the machine gives. A host elsewhere (over SSH, in a container)
+// would be another implementation in a file of its own, chosen in
+// newHost, with no caller changed. Every process a host runs starts
+// through one method (box.launch): the one place where it is put into its
+// cgroup or namespace, its user and its network namespace, and the run is
+// told of each as it starts (hostEvents.launched), where what must hold
+// for each process is added, such as a clock fault in force (clock.go),
+// which reaches every process the host lists (Host.Pids).
 //
 // What it does, and nothing else, since the lifecycle does the rest:
 //
 //   - Start lays out loopback addresses (layout), starts each node's host
 //     (its files and command lines written from the scenario's templates,
-//     the server first and then each sidecar, each process's output read
-//     line by line into its own log), and waits until each process
-//     accepts connections on its ready port. That moment is the run's
+//     the server first and then each sidecar, each once the one it starts
+//     after is ready, each process's output read line by line into its
+//     own log), and waits until each process's ready probe answers (a
+//     port, a command, an HTTP GET: probe.go). That moment is the run's
 //     zero. It then waits, when the scenario asks (ready_state), until a
 //     leader and its followers are seen (ready.go); the history records
 //     when the cluster was first seen ready, whatever it waited for.
+//   - Where network namespaces can be had (root; [server] network, chosen
+//     in network.go), each host is a namespace of its own on coup's
+//     network (servers/hostnet), with its own address (layout): every
+//     packet between hosts, of any protocol, crosses coup, which asks
+//     the nemesis, under the driver's lock, what becomes of it
+//     (netPolicy); every process of the host starts inside it, and its
+//     ready port, polls and clients dial from inside it (localHost's
+//     enter and dial, run.dialer), so a connection is the host's by its
+//     address. No proxy runs then. Elsewhere:
 //   - Every peer connection crosses a fault proxy (servers/proxy), one per
 //     directed link or one per server, which attributes it to an ordered
 //     pair of nodes and asks the nemesis, under the driver's lock, what
 //     becomes of each chunk (policy): a partition stalls or refuses, a loss
 //     stalls then resets, a delay delays, a corruption flips bits.
-//   - Process faults act on the whole host: crash is SIGKILL to its group
-//     and a wait until every process is gone, pause and resume are SIGSTOP
-//     and SIGCONT to the group, restart starts the host again on the same
+//   - Process faults act on the whole host: crash kills its box and waits
+//     until every process is gone, pause and resume freeze and thaw the
+//     box, restart starts the host again on the same
 //     data, and replace (nemesis.Replacer) wipes the data, runs the
 //     scenario's replace command and starts it as a member joining a
 //     running cluster.
@@ -69,6 +85,7 @@
 // Close does what Stop does below.
 //
 // Stop stops everything by pid: the polls, the client processes, every
-// host (SIGKILL to its group) and every proxy. A Ctrl-C ends the run the same way, and the
+// host (its box killed) and every proxy, and then removes coup's
+// network, its namespaces with it. A Ctrl-C ends the run the same way, and the
 // proc package's reaper kills what is left if coup itself is killed.
 package servers

@@ -31,6 +31,11 @@ type etcdKV struct {
 	locks  etcdLocks
 }
 
+// setDial has the client dial with dial: from its host.
+func (c *etcdKV) setDial(dial dialFunc) {
+	c.http = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: dial}}
+}
+
 var _ opClient = (*etcdKV)(nil)
 
 func newEtcdKV(addr map[string]string, serializable bool) *etcdKV {

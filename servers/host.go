@@ -11,23 +11,25 @@ import (
 // replaced together, as the processes of one machine are. A run has one
 // Host per node and knows it only through this interface: its process
 // faults (server.go) call these methods and record what they did, and
-// nothing else. localHost runs a host's processes on this machine; a host
-// elsewhere (over SSH, in a container) is another implementation, in a
-// file of its own, chosen in newHost, and changes none of the callers.
+// nothing else. localHost runs a host's processes on this machine, held
+// as the run's isolation says (isolation.go); a host elsewhere (over
+// SSH, in a container) is another implementation, in a file of its own,
+// chosen in newHost, and changes none of the callers.
 //
 // What a host says comes back through its hostEvents: every line its
 // processes write (read through their log patterns), and the end of a
 // server that exited on its own.
 type Host interface {
 	// Start writes the node's files and starts its processes, the server
-	// first and then each sidecar in order, each once the one before
-	// accepts connections on its ready port; it returns once the last
-	// does. It fails, with what was started stopped again, when a process
+	// first and then each sidecar in order, each once the one it starts
+	// after is ready (its ready probe answers); it returns once every one
+	// is. It fails, with what was started stopped again, when a process
 	// exits first, when the start timeout passes, or when ctx ends.
 	Start(ctx context.Context) error
-	// Stop ends every process of the host at once (SIGKILL, a paused one
-	// too), waits until all are gone and their output read, and reports
-	// whether any was running.
+	// Stop ends every process of the host at once (a paused one too,
+	// and whatever they forked), waits until all are gone and their
+	// output read (or given up on: a pipe held outside the host), and
+	// reports whether any was running.
 	Stop() bool
 	// Pause stops every process of the host at once, and Resume continues
 	// them all. Each calls mark once the host can be paused (or resumed)
@@ -44,6 +46,12 @@ type Host interface {
 	Up() bool
 	// Incarnation counts the host's starts.
 	Incarnation() int
+	// Pids lists every process of the host that runs, as pids on this
+	// machine (none while it is down): what a clock fault reaches.
+	Pids() []int
+	// Isolation says what holds the host's processes: "cgroup",
+	// "namespace" or "group" (isolation.go).
+	Isolation() string
 }
 
 // hostEvents are what a host tells its run.
@@ -61,12 +69,16 @@ type hostEvents struct {
 	// must hold for every process of the host (a clock fault in force) is
 	// put into it there, before it has run for long.
 	launched func()
+	// written is told the files the host wrote into the node's folder
+	// before its processes start (nil: nobody asks): on coup's storage
+	// layer, they are made durable (disk.go).
+	written func(paths []string)
 	// logf writes to harness.log; progress there and to the console.
 	logf, progress func(format string, args ...any)
 }
 
 // newHost is the host of a node: on this machine, as every host is for
-// now.
-func newHost(node *scenario.ServerNode, sv *scenario.Server, dir string, ev hostEvents) Host {
-	return newLocalHost(node, sv, dir, ev)
+// now, held as iso says.
+func newHost(node *scenario.ServerNode, sv *scenario.Server, dir string, iso *isolation, ev hostEvents) Host {
+	return newLocalHost(node, sv, dir, iso, ev)
 }

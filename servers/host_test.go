@@ -45,6 +45,7 @@ type testHost struct {
 	mu     sync.Mutex
 	lines  []string
 	exited []string
+	logged []string // harness.log's lines
 }
 
 func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
@@ -54,8 +55,12 @@ func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	iso, err := chooseIsolation(sc.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
 	th := &testHost{}
-	th.localHost = newLocalHost(l.nodes[0], sc.Server, dir, hostEvents{
+	th.localHost = newLocalHost(l.nodes[0], sc.Server, dir, iso, hostEvents{
 		line: func(_ []scenario.Pattern, line []byte) {
 			th.mu.Lock()
 			th.lines = append(th.lines, string(line))
@@ -67,20 +72,25 @@ func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
 			th.mu.Unlock()
 		},
 		sidecarExited: func(name, detail string) { t.Logf("sidecar %s exited on its own: %s", name, detail) },
-		logf:          t.Logf,
-		progress:      t.Logf,
+		logf: func(format string, args ...any) {
+			th.mu.Lock()
+			th.logged = append(th.logged, fmt.Sprintf(format, args...))
+			th.mu.Unlock()
+			t.Logf(format, args...)
+		},
+		progress: t.Logf,
 	})
 	t.Cleanup(func() { th.Stop() })
 	return th
 }
 
 // procs are the host's running processes, the server first.
-func (h *testHost) running() []*proc.Proc {
+func (h *testHost) running() []boxed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.localHost.mu.Lock()
 	defer h.localHost.mu.Unlock()
-	var out []*proc.Proc
+	var out []boxed
 	for _, hp := range h.procs {
 		out = append(out, hp.p)
 	}
@@ -158,7 +168,7 @@ func TestHostEndsWithItsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		<-p.Done()
+		waitGone(t, p.Pid())
 	}
 	// The host's own handler runs after the process is reaped: observe
 	// it, rather than assume it.
@@ -187,12 +197,25 @@ func TestHostEndsWithItsServer(t *testing.T) {
 
 // waitState polls until p is stopped (or running), as /proc says, or
 // fails the test after 10 seconds.
-func waitState(t *testing.T, p *proc.Proc, stopped bool) {
+func waitState(t *testing.T, p boxed, stopped bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Stopped() != stopped {
+	for proc.PidStopped(p.Pid()) != stopped {
 		if time.Now().After(deadline) {
 			t.Fatalf("pid %d: never stopped=%v", p.Pid(), stopped)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitGone polls until pid is gone (or a zombie), or fails the test
+// after 10 seconds.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs", pid)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -33,8 +33,12 @@ func (r *run) startProxies() error {
 		return nil
 	}
 	// One attribution for every proxy: a burst of connections shares its
-	// reads of /proc.
+	// reads of /proc. Hosts that hold their processes (a cgroup, a
+	// namespace) list them; a process group is looked for in /proc.
 	byProcess := proxy.ByProcess(r.groups)
+	if r.iso != nil && r.iso.kind != isolationGroup {
+		byProcess = proxy.ByHostProcesses(r.hostPids)
+	}
 	for _, to := range nodes {
 		for _, port := range r.sv.Peer {
 			target := to.Addr[port]
@@ -71,6 +75,18 @@ func (r *run) groups() map[string]int {
 	for _, s := range r.servers {
 		if pid := s.pid(); pid > 0 {
 			out[s.id] = pid
+		}
+	}
+	return out
+}
+
+// hostPids maps each server that is up to its host's processes, for
+// attribution by process.
+func (r *run) hostPids() map[string][]int {
+	out := map[string][]int{}
+	for _, s := range r.servers {
+		if pids := s.host.Pids(); len(pids) > 0 {
+			out[s.id] = pids
 		}
 	}
 	return out
@@ -171,6 +187,7 @@ func (r *run) linkEvent(e proxy.Event) {
 		ev.What, ev.Reason = history.MsgDrop, "refused: "+e.Detail
 	case proxy.EventUnattributed:
 		r.stats.add(history.CountLinkUnattributed)
+		r.unattributed.Store(&e.Detail) // a failed start names the last (startNote)
 		ev.What, ev.Reason = history.MsgDrop, "unattributed: "+e.Detail
 	case proxy.EventCorrupt:
 		r.stats.add(history.CountLinkCorrupted)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -37,6 +38,8 @@ import (
 type natsSet struct {
 	addr   map[string]string // node → host:port of its client port
 	prefix string
+	// dial is how the client's host dials (nil: the library's own).
+	dial dialFunc
 
 	mu     sync.Mutex
 	conns  map[string]*natsConn // by client process
@@ -68,11 +71,26 @@ func newNatsSet(addr map[string]string, prefix string) *natsSet {
 // subject is where the client's elements are published.
 func (c *natsSet) subject() string { return "coup." + c.prefix + "set" }
 
-// natsConnect connects to the member at addr as the named client.
-func natsConnect(addr, name string) (*nats.Conn, error) {
-	return nats.Connect("nats://"+addr, nats.Name(name), nats.IgnoreDiscoveredServers(), nats.NoReconnect(),
+// natsConnect connects to the member at addr as the named client,
+// dialling with dial (nil: as coup itself does).
+func natsConnect(addr, name string, dial dialFunc) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.IgnoreDiscoveredServers(), nats.NoReconnect(),
 		nats.Timeout(natsConnectTimeout), nats.PingInterval(natsPingEvery), nats.MaxPingsOutstanding(2),
-		nats.NoCallbacksAfterClientClose())
+		nats.NoCallbacksAfterClientClose()}
+	if dial != nil {
+		opts = append(opts, nats.SetCustomDialer(natsDialer{dial}))
+	}
+	return nats.Connect("nats://"+addr, opts...)
+}
+
+// natsDialer dials as a host does (nats.CustomDialer), within the
+// connection's timeout.
+type natsDialer struct{ dial dialFunc }
+
+func (d natsDialer) Dial(network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsConnectTimeout)
+	defer cancel()
+	return d.dial(ctx, network, addr)
 }
 
 // conn is the connection of a client process to its member.
@@ -93,7 +111,7 @@ func (c *natsSet) conn(process, node string) (*natsConn, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no node %q", errDefinite, node)
 	}
-	nc, err := natsConnect(addr, process)
+	nc, err := natsConnect(addr, process, c.dial)
 	if err != nil {
 		return nil, fmt.Errorf("%w: connect to %s: %v", errDefinite, node, err)
 	}
@@ -241,12 +259,16 @@ func natsSetUp(ctx context.Context, r *run) error {
 	ctx, cancel := context.WithTimeout(ctx, r.sv.StartTimeout.D)
 	defer cancel()
 	first := r.layout.nodes[0]
+	var dial dialFunc
+	if r.net != nil {
+		dial = r.dialer(first.ID) // from inside its namespace, on coup's network
+	}
 	cfg := jetstream.StreamConfig{Name: scenario.NatsStream, Subjects: []string{scenario.NatsSubjects},
 		Replicas: len(r.layout.nodes), Storage: jetstream.FileStorage}
 	start := time.Now()
 	var last error
 	for {
-		if last = natsCreateStream(ctx, first.Addr["client"], cfg); last == nil {
+		if last = natsCreateStream(ctx, first.Addr["client"], dial, cfg); last == nil {
 			r.logf("the stream %s (R%d) was placed after %s", cfg.Name, cfg.Replicas, time.Since(start).Round(time.Millisecond))
 			return nil
 		}
@@ -259,8 +281,8 @@ func natsSetUp(ctx context.Context, r *run) error {
 }
 
 // natsCreateStream asks the member at addr once to make the stream.
-func natsCreateStream(ctx context.Context, addr string, cfg jetstream.StreamConfig) error {
-	nc, err := natsConnect(addr, "coup-setup")
+func natsCreateStream(ctx context.Context, addr string, dial dialFunc, cfg jetstream.StreamConfig) error {
+	nc, err := natsConnect(addr, "coup-setup", dial)
 	if err != nil {
 		return err
 	}

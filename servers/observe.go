@@ -23,10 +23,16 @@ import (
 // and then recorded.
 //
 // A node is a host: what its sidecars say adds to what its server says.
-// A term or a leader's name, once said by any of its processes, stands
-// until one says another: a reading with a role and without a term (a
-// server that has none) takes the node's last, and a reading with a term
-// and no role (a sidecar's) gives the node's last role that term.
+// A term, once said by any of its processes, stands until one says
+// another: a reading with a role and without a term (a server that has
+// none) takes the node's last, and a reading with a term and no role (a
+// sidecar's) gives the node's last role that term. A leader's name
+// stands only within the term it was said in, and never for a reading
+// that leads: a reading whose role says its node leads names that node,
+// whatever an earlier reading named (a promoted replica's "leader 2"
+// names itself, in term 2, not the old leader its follower readings
+// named), and a follower's reading in a new term that names no leader
+// waits for the node that claims that term.
 //
 // The observer also watches the cluster form: the first moment a node is
 // seen to lead, and the first moment every other node is seen to follow
@@ -64,7 +70,11 @@ type belief struct {
 	// as read.
 	knownTerm   *int64
 	knownLeader string
-	last        *reading
+	// knownLeaderTerm is the term in force when knownLeader was said.
+	knownLeaderTerm *int64
+	// lastTerm is the term last was taken in (its own, or the node's).
+	lastTerm *int64
+	last     *reading
 }
 
 // reading is one observation, read through the patterns.
@@ -72,6 +82,8 @@ type reading struct {
 	role, leader, self string
 	term               *int64
 	source             string
+	// borrowed is set when term is the node's, not the reading's own.
+	borrowed bool
 }
 
 func newObserver(r *run) *observer {
@@ -197,26 +209,38 @@ func (o *observer) observe(node string, gen int, rd *reading) {
 		b.knownTerm = rd.term
 	}
 	if rd.leader != "" {
-		b.knownLeader = rd.leader
+		b.knownLeader, b.knownLeaderTerm = rd.leader, b.knownTerm
 	}
 	switch {
 	case rd.role != "":
 		b.last = rd
 		b.held = b.borrow(rd)
+		b.lastTerm = b.held.term
 	case b.last != nil && (rd.term != nil || rd.leader != ""):
-		b.held = b.borrow(b.last) // the last role, with what was just said
+		// The last role, with what was just said; the leader it named
+		// stands only in its own term.
+		last := *b.last
+		if rd.term != nil {
+			last.term = nil // the term just said
+		}
+		if !sameTerm(b.knownTerm, b.lastTerm) {
+			last.leader = ""
+		}
+		b.held = b.borrow(&last)
 	}
 	o.resolveHeld()
 }
 
-// borrow is a reading with the node's known term and leader where it
-// gives none.
+// borrow is a reading with the node's known term where it gives none,
+// and its known leader where it names none, when that was said in the
+// reading's term and the reading does not lead: a reading never takes
+// another term's leader, nor one for a node that leads itself.
 func (b *belief) borrow(rd *reading) *reading {
 	out := *rd
 	if out.term == nil {
-		out.term = b.knownTerm
+		out.term, out.borrowed = b.knownTerm, b.knownTerm != nil
 	}
-	if out.leader == "" {
+	if out.leader == "" && out.role != scenario.RoleLeader && sameTerm(out.term, b.knownLeaderTerm) {
 		out.leader = b.knownLeader
 	}
 	return &out
@@ -247,16 +271,25 @@ func (o *observer) resolveHeld() {
 	}
 }
 
-// ownTerm is a reading whose role says the node leads, but which names
-// another node as leader (a server that is master while its sidecar
-// names another master): the term it gives is that other's, so the
-// node's claim keeps the term it had, or has none. Any other reading is
-// returned as it is.
+// ownTerm is a reading whose role says the node leads, but whose term
+// is another node's: one that names another node as leader (a server
+// that is master while its sidecar names another master), or one that
+// took the node's known term, in which another node was named leader (a
+// server, without terms, that became master while its sidecar's last
+// epoch is the old master's). The node's claim then keeps the term it
+// had, or has none. Any other reading is returned as it is.
 func (o *observer) ownTerm(node string, b *belief, rd *reading) *reading {
-	if rd.role != scenario.RoleLeader || rd.leader == "" {
+	if rd.role != scenario.RoleLeader {
 		return rd
 	}
-	if other, ok := o.names[rd.leader]; !ok || other == node {
+	other := rd.leader
+	if other == "" && rd.borrowed && sameTerm(rd.term, b.knownLeaderTerm) {
+		other = b.knownLeader
+	}
+	if other == "" {
+		return rd
+	}
+	if id, ok := o.names[other]; !ok || id == node {
 		return rd
 	}
 	own := *rd

@@ -77,13 +77,13 @@ func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 			if readers[i] != nil {
 				timeout := r.sv.Poll[i].Timeout.D
 				err := readers[i](p.HTTP, func(url string) ([]byte, error) {
-					return r.ask(scenario.RenderedPoll{HTTP: url}, "", timeout)
+					return r.ask(s.id, scenario.RenderedPoll{HTTP: url}, "", timeout)
 				}, reading)
 				r.stats.add(pollCount(s.id, pollOutcome(err)))
 				answered = answered || err == nil
 				continue
 			}
-			answer, err := r.ask(p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
+			answer, err := r.ask(s.id, p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
 			switch {
 			case errors.Is(err, errPollTimeout):
 				r.stats.add(pollCount(s.id, history.PollUnanswered))
@@ -150,12 +150,19 @@ func pollCount(node, how string) string {
 // errPollTimeout is a question that had no answer within its timeout.
 var errPollTimeout = errors.New("no answer within the poll's timeout")
 
-// ask asks one poll's question: an error wraps errPollTimeout when its
+// ask asks one poll's question from the node's host (inside its
+// namespace on coup's network): an error wraps errPollTimeout when its
 // timeout passed first.
-func (r *run) ask(p scenario.RenderedPoll, send string, timeout time.Duration) ([]byte, error) {
+func (r *run) ask(node string, p scenario.RenderedPoll, send string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	answer, err := askOnce(ctx, p, send)
+	var answer []byte
+	var err error
+	if r.net == nil {
+		answer, err = askOnce(ctx, p, send, nil, nil)
+	} else {
+		answer, err = askOnce(ctx, p, send, r.dialer(node), r.enter(node))
+	}
 	// A connection's deadline is the context's, and may pass a moment
 	// before the context says so.
 	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
@@ -164,12 +171,22 @@ func (r *run) ask(p scenario.RenderedPoll, send string, timeout time.Duration) (
 	return answer, err
 }
 
-// askOnce asks one poll's question within ctx.
-func askOnce(ctx context.Context, p scenario.RenderedPoll, send string) ([]byte, error) {
+// askOnce asks one poll's question within ctx, dialling with dial and
+// starting a command through enter (nil: as coup itself does).
+func askOnce(ctx context.Context, p scenario.RenderedPoll, send string, dial dialFunc, enter func(func() error) error) ([]byte, error) {
+	client := http.DefaultClient
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	} else {
+		client = &http.Client{Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
+	}
+	if enter == nil {
+		enter = func(f func() error) error { return f() }
+	}
 	switch {
 	case p.TCP != "":
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", p.TCP)
+		c, err := dial(ctx, "tcp", p.TCP)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +204,7 @@ func askOnce(ctx context.Context, p scenario.RenderedPoll, send string) ([]byte,
 		if err != nil {
 			return nil, err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +227,10 @@ func askOnce(ctx context.Context, p scenario.RenderedPoll, send string) ([]byte,
 		cmd.WaitDelay = 100 * time.Millisecond
 		var out bytes.Buffer
 		cmd.Stdout = &limited{w: &out, n: maxAnswer}
-		err := cmd.Run()
+		err := enter(cmd.Start) // on the host, in its namespace
+		if err == nil {
+			err = cmd.Wait()
+		}
 		return out.Bytes(), err
 	}
 }

@@ -3,6 +3,7 @@ package servers
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -135,19 +136,56 @@ func (r *run) awaitReady(ctx context.Context) error {
 		case <-r.down:
 			for _, s := range r.servers {
 				if !s.host.Up() {
-					return fmt.Errorf("%w: %s exited before the cluster was ready (%s; its log: %s.log)", lifecycle.ErrNodeStart, s.id, what, s.id)
+					return fmt.Errorf("%w: %s exited before the cluster was ready (%s)%s%s", lifecycle.ErrNodeStart, s.id, what,
+						console.LogTail(filepath.Join(r.dir, s.id+".log")), r.startNote())
 				}
 			}
 		case <-timeout.C:
 			r.obs.mu.Lock()
 			state := r.obs.describe()
 			r.obs.mu.Unlock()
-			return fmt.Errorf("%w: the cluster was not ready within ready_timeout %s (ready_state %q: %s): %s",
-				lifecycle.ErrNodeStart, r.sv.ReadyTimeout.D, r.sv.ReadyState, what, state)
+			return fmt.Errorf("%w: the cluster was not ready within ready_timeout %s (ready_state %q: %s): %s%s%s",
+				lifecycle.ErrNodeStart, r.sv.ReadyTimeout.D, r.sv.ReadyState, what, state, r.unseenTails(), r.startNote())
 		case <-ctx.Done():
 			return lifecycle.ErrInterrupted
 		}
 	}
+}
+
+// startNote says, for a start that failed, what the proxies could not
+// attribute meanwhile: "; meanwhile 18 connections could not be
+// attributed to a node, and were reset (the last: …)". A server whose
+// peers' connections are all reset never forms its cluster.
+func (r *run) startNote() string {
+	n := r.stats.counts()[history.CountLinkUnattributed]
+	if n == 0 {
+		return ""
+	}
+	last := ""
+	if d := r.unattributed.Load(); d != nil {
+		last = " (the last: " + console.Printable(*d) + ")"
+	}
+	return fmt.Sprintf("; meanwhile %s could not be attributed to a node, and %s reset%s: links = \"process\" finds a dialler by its socket among the hosts' processes (the processes of each host's process group, with isolation \"group\"), and one that is in none is reset (see harness.log)",
+		console.Plural(int(n), "connection", "connections"), map[bool]string{true: "was", false: "were"}[n == 1], last)
+}
+
+// unseenTails are the ends of the logs of the nodes that were up and of
+// which nothing was seen, for a cluster that was not ready: what they
+// said instead.
+func (r *run) unseenTails() string {
+	r.obs.mu.Lock()
+	var unseen []string
+	for _, n := range r.obs.order {
+		if b := r.obs.nodes[n]; b.up && !b.recorded {
+			unseen = append(unseen, n)
+		}
+	}
+	r.obs.mu.Unlock()
+	var out strings.Builder
+	for _, n := range unseen {
+		out.WriteString(strings.Replace(console.LogTail(filepath.Join(r.dir, n+".log")), "its log", n+"'s log", 1))
+	}
+	return out.String()
 }
 
 // hostDown is told that a host went down on its own.

@@ -37,6 +37,8 @@ import (
 // set workload's set is a Redis set (coup-set): an add is SADD, a read
 // SMEMBERS. Every answer names the master that served it (served_by).
 type redisKV struct {
+	// dial is how the client's host dials (nil: net.Dialer's).
+	dial dialFunc
 	// prefix comes before every key (a session's episode keeps its keys
 	// apart from the episodes before it); "" in a run of its own.
 	prefix string
@@ -236,7 +238,7 @@ func (c *redisKV) session(ctx context.Context, process, node string) (*redisSess
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDefinite, err)
 	}
-	conn, err := dialRESP(ctx, c.addrs[master]["client"])
+	conn, err := dialRESP(ctx, c.dial, c.addrs[master]["client"])
 	if err != nil {
 		return nil, fmt.Errorf("%w: the master Sentinel named, %s: %v", errDefinite, master, err)
 	}
@@ -295,7 +297,7 @@ func (c *redisKV) askSentinels(ctx context.Context, node string) (string, error)
 func (c *redisKV) askSentinel(ctx context.Context, addr string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisSentinelAsk)
 	defer cancel()
-	conn, err := dialRESP(ctx, addr)
+	conn, err := dialRESP(ctx, c.dial, addr)
 	if err != nil {
 		return "", err
 	}

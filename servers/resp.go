@@ -44,10 +44,13 @@ type respValue struct {
 // errRESP is a reply that breaks the protocol or its bounds.
 var errRESP = errors.New("not a RESP reply")
 
-// dialRESP connects to addr within ctx.
-func dialRESP(ctx context.Context, addr string) (*respConn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+// dialRESP connects to addr within ctx, with dial (nil: net.Dialer's).
+func dialRESP(ctx context.Context, dial dialFunc, addr string) (*respConn, error) {
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}

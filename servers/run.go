@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -13,6 +14,7 @@ import (
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/servers/hostnet"
 	"github.com/coupharness/coup/servers/proxy"
 	"github.com/coupharness/coup/verdict"
 )
@@ -53,15 +55,25 @@ type run struct {
 	started bool
 	early   []history.Event
 
-	layout   *layout
-	servers  []*server
-	byID     map[string]*server
-	proxies  []*proxy.Proxy
+	layout  *layout
+	servers []*server
+	byID    map[string]*server
+	proxies []*proxy.Proxy
+
+	// network is what carries the packets between hosts (netNamespaces
+	// or netProxy), chosen as the run is made; netErr says why a scenario
+	// that asks for namespaces cannot have them. net is coup's network
+	// when it is the namespaces'.
+	network string
+	netErr  error
+	net     *hostnet.Network
+
 	obs      *observer
 	clients  *clients  // nil without a workload
 	adapters *adapters // the clients' processes, when they run as such
 	stats    linkStats
 	links    linkCounts // what each link carried since last recorded, under mu
+	disks    diskCounts // what storage faults did (disk.go)
 	polls    sync.WaitGroup
 	stop     chan struct{}
 	stopped  bool
@@ -71,6 +83,14 @@ type run struct {
 	prefix string
 
 	log *lifecycle.Log // harness.log and the console
+
+	// iso is what holds each host's processes, chosen once for the run;
+	// isoErr says why the scenario's isolation cannot be had here.
+	iso    *isolation
+	isoErr error
+	// unattributed is the last connection the proxies could not
+	// attribute, as they said it (a failed start names it).
+	unattributed atomic.Pointer[string]
 
 	// A run that a Session keeps (keep) outlives its first lifecycle:
 	// its Stop ends only the clients, and the cluster serves the next
@@ -115,16 +135,24 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string)
 	r.hist = filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
 	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifeConfig(sc, r.nem))
+	r.iso, r.isoErr = chooseIsolation(sc.Server)
+	r.network, r.netErr = chooseNetwork(sc.Server)
+	cfg := lifeConfig(sc, r.nem, r.iso)
+	cfg.Meta.Network = r.network
+	r.life = lifecycle.New(r, cfg)
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r
 }
 
-// lifeConfig is the lifecycle's configuration of a run of sc.
-func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis) lifecycle.Config {
+// lifeConfig is the lifecycle's configuration of a run of sc, whose
+// hosts iso holds (nil: it cannot be had).
+func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis, iso *isolation) lifecycle.Config {
 	meta := lifecycle.RunMeta(sc)
 	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	if iso != nil {
+		meta.Isolation = iso.kind
+	}
 	return lifecycle.Config{Nemesis: nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D}
 }
 
@@ -153,7 +181,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while %s", lifecycle.ErrInterrupted, step)
 		}
-		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+		return fmt.Errorf("%w: %w%s", lifecycle.ErrNodeStart, err, r.startNote())
 	}
 	r.up = true
 	for _, s := range r.servers {
@@ -181,14 +209,45 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 	if step, err := r.buildServer(ctx); err != nil {
 		return step, err
 	}
-	step := "laying out the addresses"
-	var err error
-	if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+	step := "checking that the storage layer can be had"
+	if err := r.checkDisks(); err != nil {
 		return step, err
 	}
+	step = "laying out the addresses"
+	var err error
+	switch {
+	case r.netErr != nil:
+		return step, r.netErr
+	case r.network == netNamespaces:
+		step = "making coup's network"
+		if err := r.startNetwork(); err != nil {
+			return step, fmt.Errorf("make coup's network (network = \"proxy\" runs without it): %w", err)
+		}
+		r.progress("network: coup's, a namespace and an address per host (%s); every packet between hosts crosses coup", hostnet.Subnet)
+		if r.layout, err = newNetLayout(r.sc, r.dir, r.net); err != nil {
+			return step, err
+		}
+	default:
+		if r.layout, err = newLayout(r.sc, r.dir); err != nil {
+			return step, err
+		}
+		why := "the scenario's network = \"proxy\""
+		if r.sv.Network != netProxy {
+			why = "namespaces cannot be had here: " + hostnet.Available().Error()
+		}
+		r.progress("network: loopback addresses, a TCP proxy per link (%s)", why)
+	}
 	r.obs.learnAddresses(r.layout.nodes)
-	for _, node := range r.layout.nodes {
+	step = "choosing what holds the hosts' processes"
+	if r.isoErr != nil {
+		return step, r.isoErr
+	}
+	r.progress("hosts: %s isolation (%s)", r.iso.kind, r.iso.why)
+	for i, node := range r.layout.nodes {
 		s := newServer(r, node)
+		if s.disk, err = r.newDisk(node, i); err != nil {
+			return step, fmt.Errorf("%s's disk: %w", node.ID, err)
+		}
 		r.servers = append(r.servers, s)
 		r.byID[node.ID] = s
 	}
@@ -207,9 +266,11 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		r.adapters = ads
 		r.clients.kv = ads
 	}
-	step = "starting the proxies"
-	if err := r.startProxies(); err != nil {
-		return step, fmt.Errorf("start the proxies: %w", err)
+	if r.net == nil {
+		step = "starting the proxies"
+		if err := r.startProxies(); err != nil {
+			return step, fmt.Errorf("start the proxies: %w", err)
+		}
 	}
 	step = fmt.Sprintf("starting %d servers (%s)", len(r.servers), r.sc.Algorithm)
 	if n := len(r.sv.Sidecars); n > 0 {
@@ -336,7 +397,9 @@ func (r *run) shutdown() map[string]int64 {
 	}
 	wg.Wait()
 	r.recordLinks() // the last part of a period, the counts' ticker stopped with the polls
+	r.closeDisks()
 	counts := r.stats.counts()
+	r.disks.into(counts, r.sc.StorageFaults())
 	// Closing a proxy resets what it holds, and ends the attributions
 	// still under way (a connection of a server just killed): what is
 	// then still open and unattributed is what the proxy failed to end.
@@ -347,6 +410,8 @@ func (r *run) shutdown() map[string]int64 {
 	if n := counts[history.CountLinkUnattributedOpen]; n > 0 {
 		r.progress("WARNING: %s could not be attributed to a node and was still open at the end: faults may have missed it", console.Plural(int(n), "connection", "connections"))
 	}
+	r.netCounts(counts)
+	r.closeNetwork()
 	return counts
 }
 

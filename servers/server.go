@@ -9,6 +9,7 @@ import (
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/clockfault"
 	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/internal/storage"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -24,6 +25,9 @@ type server struct {
 	// clock is the clock skew in force on its host's processes, kept
 	// across incarnations.
 	clock clockfault.Node
+	// disk is the node's storage layer, its data folder's mount (nil for
+	// a plain folder: disk.go).
+	disk *storage.Layer
 }
 
 var (
@@ -35,14 +39,18 @@ var (
 
 func newServer(r *run, node *scenario.ServerNode) *server {
 	s := &server{r: r, id: node.ID, data: node}
-	s.host = newHost(node, r.sv, r.dir, hostEvents{
+	s.host = newHost(node, r.sv, r.dir, r.iso, hostEvents{
 		line:          func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
 		exited:        s.exited,
 		sidecarExited: s.sidecarExited,
 		launched:      s.clockStarted,
+		written:       s.written,
 		logf:          r.logf,
 		progress:      r.progress,
 	})
+	if lh, ok := s.host.(*localHost); ok {
+		lh.enter, lh.dial = r.enter(node.ID), r.dialer(node.ID)
+	}
 	return s
 }
 
@@ -64,6 +72,10 @@ func (s *server) start(ctx context.Context, existing bool) error {
 		s.data.State = "existing"
 	}
 	s.r.obs.started(s.id)
+	if err := s.mountDisk(); err != nil {
+		s.r.obs.ended(s.id)
+		return err
+	}
 	if err := s.host.Start(ctx); err != nil {
 		s.r.obs.ended(s.id)
 		return err
@@ -165,6 +177,9 @@ func (r *run) Replace(node string) error {
 		return err
 	}
 	s.end(history.ProcCrash)
+	if err := s.wipeDisk(); err != nil {
+		return fmt.Errorf("wipe %s's disk: %w", s.id, err)
+	}
 	if err := s.host.Wipe(); err != nil {
 		return fmt.Errorf("wipe %s: %w", s.data.Data, err)
 	}
@@ -189,12 +204,12 @@ func (r *run) runReplace(s *server) error {
 	return s.host.Exec(ctx, rd.Replace)
 }
 
-// Pause stops every process of a node's host at once (SIGSTOP to its
-// group), or a client's process when the clients run as such
-// (nemesis.Cluster).
+// Pause freezes every process of a node's host at once (its box: a
+// cgroup's freeze, or SIGSTOP to its namespace or group), or stops a
+// client's process when the clients run as such (nemesis.Cluster).
 func (r *run) Pause(node string) error { return r.setPaused(node, true) }
 
-// Resume continues a paused host or client (SIGCONT) (nemesis.Cluster).
+// Resume thaws a paused host, or continues a client (nemesis.Cluster).
 func (r *run) Resume(node string) error { return r.setPaused(node, false) }
 
 // setPaused pauses or resumes a client's process or a node's host, and

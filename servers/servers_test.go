@@ -185,6 +185,7 @@ direction = "out"
 at = "300ms"
 for = "400ms"
 `)
+	sc.Server.Network = scenario.NetworkProxy // the proxy's stream faults: coup's network drops packets instead
 	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -251,6 +252,7 @@ oneway = true
 direction = "out"
 at = "100ms"
 `)
+	sc.Server.Network = scenario.NetworkProxy // the proxy's stream faults: coup's network drops packets instead
 	// Stop the run before the heal: the cut holds until the end, so what
 	// crossed n1→n2 is only what was sent before it.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -347,6 +349,7 @@ delay = "20ms"
 at = "200ms"
 for = "600ms"
 `)
+	sc.Server.Network = scenario.NetworkProxy // the proxy's stream faults: coup's network drops packets instead
 	sc.Server.LossReset.D = 100 * time.Millisecond
 	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
 	if err != nil || res.NotStarted() {

@@ -207,6 +207,9 @@ func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) 
 	r.nem = nem
 	r.mu.Unlock()
 	r.stats.reset()
+	if r.net != nil {
+		r.net.Reset()
+	}
 	select {
 	case <-r.down:
 	default:
@@ -217,7 +220,7 @@ func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) 
 	r.sc, r.prefix, r.hist = sc, prefix, filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec, r.log, r.zero, r.closed = rec, log, time.Time{}, true // open at its zero (resume)
 	r.zeroMu.Unlock()
-	r.life = lifecycle.New(r, lifeConfig(sc, nem))
+	r.life = lifecycle.New(r, lifeConfig(sc, nem, r.iso))
 	rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	if err := r.checkClock(); err != nil {
 		return nil, err

@@ -120,6 +120,9 @@ run = ["kv-linearizable", "one-leader-per-term"]
 	// Every key in etcd is under an episode's prefix, and each episode
 	// wrote some.
 	c := newEtcdKV(map[string]string{"n1": s.r.layout.nodes[0].Addr["client"]}, false)
+	if s.r.net != nil {
+		c.setDial(s.r.dialer("n1")) // from n1's namespace: the address is nowhere else
+	}
 	var out struct {
 		Kvs []struct {
 			Key string `json:"key"`

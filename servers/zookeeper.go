@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -38,6 +39,8 @@ type zkKV struct {
 
 	mu    sync.Mutex
 	conns map[string]*zk.Conn // by client process
+	// dial is how the client's host dials (nil: the library's own).
+	dial dialFunc
 }
 
 var _ opClient = (*zkKV)(nil)
@@ -66,7 +69,17 @@ func (c *zkKV) conn(process, node string) (*zk.Conn, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no node %q", errDefinite, node)
 	}
-	conn, _, err := zk.Connect([]string{addr}, c.sessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false))
+	dial := c.dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	conn, _, err := zk.Connect([]string{addr}, c.sessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false),
+		zk.WithDialer(func(network, address string, timeout time.Duration) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			return dial(ctx, network, address)
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDefinite, err)
 	}

@@ -111,6 +111,7 @@ func (s *Sim) handOver(n *node, it *item) {
 		return
 	}
 	m := it.msg
+	s.capture(input{kind: inReceive, node: n.index, from: from, msg: m})
 	n.call(func() { n.m.Receive(from, m) })
 }
 
@@ -134,6 +135,7 @@ func (n *node) receiveBytes(from string, it *item) {
 		n.reject("undecodable", env.ID)
 		return
 	}
+	n.s.capture(input{kind: inReceive, node: n.index, from: env.Src, msg: m})
 	n.call(func() { n.m.Receive(env.Src, m) })
 }
 

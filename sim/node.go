@@ -45,6 +45,9 @@ type node struct {
 	held       []item
 	heldTimers []item
 	leader     string
+	// disk is the node's Storage, kept across its incarnations
+	// (storage.go).
+	disk *disk
 }
 
 // nodeSeed is the second word of a node's Rand seed: the same as a real
@@ -73,6 +76,7 @@ func (n *node) start() {
 	}
 	n.leader = ""
 	s.record(history.Event{Kind: history.KindProcess, Node: n.name, What: history.ProcStart, Incarnation: int(n.inc), Detail: "simulated"})
+	s.capture(input{kind: inStart, node: n.index})
 	n.call(func() { n.m.Start(n.env) })
 }
 
@@ -165,6 +169,7 @@ func (s *Sim) handle(it *item) {
 func (n *node) fire(it *item) {
 	n.env.timers.clear(it.name)
 	name := it.name
+	n.s.capture(input{kind: inTimeout, node: n.index, name: name})
 	n.call(func() { n.m.Timeout(name) })
 }
 
@@ -186,6 +191,7 @@ func (n *node) input(it *item) {
 	switch it.kind {
 	case kRequest:
 		req := it.x.req
+		n.s.capture(input{kind: inRequest, node: n.index, req: req})
 		n.call(func() { n.m.Request(req) })
 	case kControl:
 		n.rate = it.x.rate

@@ -20,7 +20,7 @@ func TestShrinkRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Signature != "two-leaders: N both believed they were the leader" || res.Exhausted {
+	if res.Signature != "two-leaders: nodes both believed they were the leader (restarted under the same id; no fault in force)" || res.Exhausted {
 		t.Errorf("signature %q, exhausted %v", res.Signature, res.Exhausted)
 	}
 	if s := res.Shrunk; s.Faults != 1 || s.Occurrences != 1 || s.Nodes != 2 || s.Messages >= res.Original.Messages || s.Events >= res.Original.Events || s.Duration >= res.Original.Duration {
@@ -33,7 +33,7 @@ func TestShrinkRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig := explore.Signature(again.Results); sig != res.Signature {
+	if sig := explore.Signature(again.Results, again.History); sig != res.Signature {
 		t.Errorf("the shrunk scenario at seed %d fails as %q", res.Seed, sig)
 	}
 	without := *res.Scenario
@@ -51,7 +51,7 @@ func TestShrinkRace(t *testing.T) {
 			continue
 		}
 		out, err := Simulate(valid, res.Seed, Options{})
-		if err == nil && explore.Signature(out.Results) == res.Signature {
+		if err == nil && explore.Signature(out.Results, out.History) == res.Signature {
 			t.Errorf("a smaller scenario fails the same way:\n%s", c.Encode(""))
 		}
 	}

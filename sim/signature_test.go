@@ -20,12 +20,12 @@ func TestSignatureOfTheRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := explore.Signature(out.Results); s != "" {
+		if s := explore.Signature(out.Results, out.History); s != "" {
 			sigs[s] = append(sigs[s], seed)
 		}
 		Recycle(out)
 	}
-	if len(sigs) != 1 || len(sigs["two-leaders: N both believed they were the leader"]) < 5 {
+	if len(sigs) != 1 || len(sigs["two-leaders: nodes both believed they were the leader (restarted under the same id; no fault in force)"]) < 5 {
 		t.Errorf("signatures: %v", sigs)
 	}
 }

@@ -131,6 +131,9 @@ type Sim struct {
 	// closed is set once the history is closed: log lines are flushed at
 	// once from then on.
 	closed bool
+	// inputs, when not nil, receives every call into a machine (the
+	// floor's capture, floor.go).
+	inputs *[]input
 }
 
 // New builds a simulated cluster; Start starts it.
@@ -176,7 +179,7 @@ func New(cfg Config) (*Sim, error) {
 		if s.byName[name] != nil {
 			return nil, fmt.Errorf("%w: node %q twice", ErrBadConfig, name)
 		}
-		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name)}
+		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name), disk: newDisk(cfg.Seed, name)}
 		s.nodes = append(s.nodes, n)
 		s.byName[name] = n
 		if len(cfg.IDs) > 0 {

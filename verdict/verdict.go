@@ -88,6 +88,13 @@ type Results struct {
 	// (history.UnstartedFailed or history.UnstartedInterrupted); "" for a
 	// run that started. Error then says why.
 	Unstarted string `json:"unstarted,omitempty"`
+	// Isolation says what held each real server's host's processes
+	// (history.Meta.Isolation): "cgroup", "namespace" or "group".
+	Isolation string `json:"isolation,omitempty"`
+	// Network is what carried the packets between real servers' hosts
+	// (history.Meta.Network): "namespaces" or "proxy"; "" for protocol
+	// nodes.
+	Network string `json:"network,omitempty"`
 }
 
 // Stats are message and operation counts.
@@ -104,6 +111,10 @@ type Stats struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// Polls count a real server's polls, by node.
 	Polls map[string]PollStats `json:"polls,omitempty"`
+	// Disk says what each storage fault did, a line per disk event:
+	// "0.300s n1 faults[0]#1 lost: wal/0.wal: 4400 of 4400 unsynced bytes
+	// lost, synced to offset 3000".
+	Disk []string `json:"disk,omitempty"`
 }
 
 // MessageStats count messages between nodes. Every copy of a message ends
@@ -168,6 +179,8 @@ func Evaluate(h *history.History) (*Results, error) {
 		Complete:  h.Ended,
 		Skipped:   h.Bad,
 		Ready:     readyOf(h),
+		Isolation: m.Isolation,
+		Network:   m.Network,
 	}
 	if m.Expect != nil {
 		res.Expected = *m.Expect
@@ -291,7 +304,7 @@ func unstarted(h *history.History) *Results {
 		Schema: ResultsSchema, Scenario: m.Scenario, File: m.File, Algorithm: m.Algorithm, Seed: m.Seed,
 		Valid: checks.Unknown, Expected: history.Expect{Valid: true}, Outcome: Unknown, ExitCode: ExitInput,
 		Checks: map[string]checks.Result{}, Order: []string{}, Stats: computeStats(h), Complete: h.Ended,
-		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What,
+		Skipped: h.Bad, Error: u.Detail, Unstarted: u.What, Isolation: m.Isolation, Network: m.Network,
 	}
 	if u.What == history.UnstartedInterrupted {
 		res.ExitCode = ExitUnknown
@@ -345,6 +358,11 @@ func computeStats(h *history.History) Stats {
 		s.Counts = counts
 	}
 	s.Polls = pollStats(counts)
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == history.KindDisk {
+			s.Disk = append(s.Disk, fmt.Sprintf("%.3fs %s %s %s: %s", float64(e.Time)/1e9, e.Node, e.Name, e.What, e.Detail))
+		}
+	}
 	for k, v := range counts {
 		switch {
 		case k == history.CountSent:
@@ -467,6 +485,8 @@ func (r *Results) Summary() string {
 	}
 	if links := linksLine(r.Stats.Counts); links != "" {
 		b.WriteString(links)
+	} else if net := netLine(r.Stats.Counts); net != "" {
+		b.WriteString(net)
 	} else {
 		r.messagesLine(&b)
 	}
@@ -480,6 +500,9 @@ func (r *Results) Summary() string {
 	}
 	if n := r.Stats.Counts[history.CountFaultsSkipped]; n > 0 {
 		fmt.Fprintf(&b, "  faults skipped: %s did not happen, for want of a target (harness.log says which and why)\n", console.Plural(int(n), "fault occurrence", "fault occurrences"))
+	}
+	if n := r.Stats.Counts[history.CountFaultsUnfired]; n > 0 {
+		fmt.Fprintf(&b, "  faults never fired: %s armed on a trigger that nothing in the run set off (harness.log says which)\n", console.Plural(int(n), "fault", "faults"))
 	}
 	if n := r.Stats.Counts[history.CountUnrecorded]; n > 0 {
 		fmt.Fprintf(&b, "  recording: %d messages past history.max_messages were counted, not recorded one by one (the history's limit event says when and on whose message)\n", n)
@@ -517,6 +540,18 @@ func (r *Results) messagesLine(b *strings.Builder) {
 		fmt.Fprintf(b, ", %d corrupted (%s)", m.Corrupted, joinCounts(m.Corruptions))
 	}
 	b.WriteString("\n")
+}
+
+// netLine is the summary's line for a run of real servers on coup's
+// network (a namespace per host), whose links carry packets: "" for any
+// other run.
+func netLine(c map[string]int64) string {
+	if _, ok := c[history.CountNetPackets]; !ok {
+		return ""
+	}
+	return fmt.Sprintf("  network: %s (%d bytes) delivered by coup's network, %d dropped by a stalled cut, %d refused, %d lost, %d delayed, %d duplicated, %d corrupted\n",
+		console.Plural(int(c[history.CountNetPackets]), "packet", "packets"), c[history.CountNetBytes], c[history.CountNetCut],
+		c[history.CountNetRefused], c[history.CountNetLost], c[history.CountNetDelayed], c[history.CountNetDuplicated], c[history.CountNetCorrupted])
 }
 
 // linksLine is the summary's line for a run of real servers, whose links

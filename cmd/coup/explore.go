@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -282,7 +283,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 
 	var last explore.CampaignProgress
 	started := time.Now()
-	line := newStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started)) })
+	line := newStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
 	tenths := 0
 	camp.Progress = func(p explore.CampaignProgress) {
 		line.set(func() { last = p })
@@ -291,7 +292,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 		}
 		if p.NewKind {
 			g := groupOf(p.Tally, p.Last)
-			line.printf("run %d failed a new way: %s\n", p.Last.Run, console.Printable(g.Signature))
+			line.printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
 			line.printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
 			if p.Last.Dir != "" {
 				line.printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
@@ -300,7 +301,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 		if !isTerminal(os.Stdout) {
 			if tenth := progressTenth(p, camp); tenth > tenths {
 				tenths = tenth
-				line.printf("  %s\n", campaignLine(p, time.Since(started)))
+				line.printf("  %s\n", campaignLine(p, time.Since(started), 0))
 			}
 		}
 	}
@@ -388,9 +389,30 @@ func progressTenth(p explore.CampaignProgress, c explore.Campaign) int {
 	return t
 }
 
+// statusWidth is the most a progress line kept below the output on a
+// terminal takes: a longer one would wrap, and be drawn again below.
+const statusWidth = 79
+
+// newKindWords says what a run that showed a kind of failure first is, in
+// terms its summary's counts agree with: a failure not as expected, a
+// violation the scenario expects, or a run that could not be carried out.
+func newKindWords(g *explore.RunGroup) string {
+	switch {
+	case g.First.Error != "":
+		return "could not be carried out"
+	case g.AsExpected:
+		return "showed a violation the scenario expects, a new kind"
+	case g.First.Outcome == verdict.Unknown:
+		return "had no verdict, a new way"
+	}
+	return "failed a new way"
+}
+
 // campaignLine is the progress line: runs, distinct behaviours, corpus,
-// failures by kind, the time, the time left.
-func campaignLine(p explore.CampaignProgress, elapsed time.Duration) string {
+// failures by kind, faults that never fired, the time, the time left. It
+// is cut to width when width is positive (the line on a terminal), whole
+// otherwise (a line among the output, in a file).
+func campaignLine(p explore.CampaignProgress, elapsed time.Duration, width int) string {
 	s := fmt.Sprintf("[%d", p.Runs)
 	if p.Budget > 0 {
 		s += fmt.Sprintf("/%d", p.Budget)
@@ -407,31 +429,39 @@ func campaignLine(p explore.CampaignProgress, elapsed time.Duration) string {
 		default:
 			var parts []string
 			for _, g := range groups {
-				parts = append(parts, fmt.Sprintf("%s %d", checksOf(g.Signature), g.Count))
+				parts = append(parts, fmt.Sprintf("%s %d", shortKind(g.Signature), g.Count))
 			}
 			s += " · failed: " + strings.Join(parts, ", ")
 		}
+	}
+	if p.Tally != nil && p.Tally.Unfired > 0 {
+		s += fmt.Sprintf(" · %s with a fault that never fired", console.Plural(p.Tally.Unfired, "run", "runs"))
 	}
 	s += " · " + elapsed.Round(time.Second).String()
 	if p.Left > 0 {
 		s += fmt.Sprintf(" (%s left)", p.Left.Round(time.Second))
 	}
-	const width = 79
-	if r := []rune(s); len(r) > width {
+	if r := []rune(s); width > 0 && len(r) > width {
 		s = string(r[:width-1]) + "…"
 	}
 	return console.Printable(s)
 }
 
-// checksOf is a signature shortened to its checks: "two-leaders: N both
-// … + agreement: …" is "two-leaders+agreement".
-func checksOf(sig string) string {
-	var names []string
-	for _, part := range strings.Split(sig, " + ") {
-		name, _, _ := strings.Cut(part, ":")
-		names = append(names, name)
+// shortKind is a signature shortened for the progress line: its check and
+// the first words of its cause, "two-leaders (restarted under the same
+// id)" for "two-leaders: nodes both … (restarted under the same id; no
+// fault in force)"; a signature without a cause, its check alone.
+func shortKind(sig string) string {
+	name, rest, _ := strings.Cut(sig, ":")
+	i := strings.LastIndex(rest, " (")
+	if i < 0 || !strings.HasSuffix(rest, ")") {
+		return name
 	}
-	return strings.Join(names, "+")
+	cause := rest[i+2 : len(rest)-1]
+	if j := strings.IndexAny(cause, ",;"); j >= 0 {
+		cause = cause[:j]
+	}
+	return name + " (" + cause + ")"
 }
 
 // groupOf is the group a failing run was counted in.
@@ -475,9 +505,44 @@ func printCampaign(res *explore.CampaignResult, runner explore.Runner, c explore
 	return code
 }
 
+// unfiredLine says how many runs had a fault that never fired, "" for
+// none.
+func unfiredLine(t *explore.Tally) string {
+	if t.Unfired == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("faults that never fired: %s in %s of %d (a trigger nothing in the run set off: those faults never happened)",
+		console.Plural(t.UnfiredFaults, "fault", "faults"), console.Plural(t.Unfired, "run", "runs"), t.Runs)
+	if t.Idle > 0 {
+		s += fmt.Sprintf("; in %s no fault of the schedule happened at all", console.Plural(t.Idle, "run", "runs"))
+	}
+	return s
+}
+
+// alsoLine says which other checks failed in a group's runs besides the
+// one its signature names, "" for none.
+func alsoLine(g *explore.RunGroup) string {
+	if len(g.Also) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(g.Also))
+	for name := range g.Also {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s in %d", name, g.Also[name])
+	}
+	return fmt.Sprintf("other checks that failed too, of its %d runs: %s", g.Count, strings.Join(parts, ", "))
+}
+
 // printGroups prints each kind of failure: how often, where the first is
 // kept, and how to run it again.
 func printGroups(t *explore.Tally, rerunOf func(*explore.RunGroup) string) {
+	if line := unfiredLine(t); line != "" {
+		fmt.Println(line)
+	}
 	groups := t.Groups()
 	if len(groups) == 0 {
 		fmt.Printf("no run failed; %s\n", explore.Findability{Found: 0, Seeds: t.Runs}.In("run"))
@@ -491,6 +556,9 @@ func printGroups(t *explore.Tally, rerunOf func(*explore.RunGroup) string) {
 		}
 		fmt.Printf("  %s (%s)\n", console.Printable(g.Signature), what)
 		fmt.Printf("    %s\n", t.Found(g).In("run"))
+		if also := alsoLine(g); also != "" {
+			fmt.Printf("    %s\n", also)
+		}
 		fmt.Printf("    first at run %d: %s\n", g.First.Run, console.Printable(g.First.Schedule))
 		if g.First.Dir != "" {
 			fmt.Printf("    kept: %s\n", console.Printable(g.First.Dir))

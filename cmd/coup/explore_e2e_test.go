@@ -61,7 +61,7 @@ func TestExploreOnTheSimulator(t *testing.T) {
 	if first.code != 1 {
 		t.Fatalf("exit %d, want 1 (the race found)\n%s%s", first.code, first.stdout, first.stderr)
 	}
-	if !strings.Contains(first.stdout, "two-leaders: N both believed they were the leader") {
+	if !strings.Contains(first.stdout, "two-leaders: nodes both believed they were the leader") {
 		t.Errorf("no two-leaders failure:\n%s", first.stdout)
 	}
 	f, err := explore.ReadCampaign(filepath.Join(dir, "a.jsonl"))
@@ -99,7 +99,7 @@ func TestExploreOnTheSimulator(t *testing.T) {
 	if again.code != 1 || !strings.Contains(again.stdout, "signature: "+failing.Signature) {
 		t.Errorf("the kept scenario: exit %d\n%s", again.code, again.stdout)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "a.xml")); err != nil || !strings.Contains(string(b), `<failure message="two-leaders: N both believed`) {
+	if b, err := os.ReadFile(filepath.Join(dir, "a.xml")); err != nil || !strings.Contains(string(b), `<failure message="two-leaders: nodes both believed`) {
 		t.Errorf("JUnit file: %v\n%s", err, b)
 	}
 	corpus, _ := filepath.Glob(filepath.Join(first.store, "race", "corpus", "*.toml"))

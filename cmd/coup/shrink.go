@@ -104,7 +104,7 @@ func shrinkCmd(args []string) int {
 	var f shrinkFlags
 	fs := newFlags("shrink")
 	fs.IntVar(&f.runs, "runs", explore.DefaultRuns, "runs that find the failure first, and fresh runs that measure the shrunk scenario at the end")
-	fs.Var(&f.budget, "budget", fmt.Sprintf("the most runs the shrink spends, `N`, or a wall time such as 30m (default %d; %d with --sim)", explore.DefaultRealBudget, explore.DefaultBudget))
+	fs.Var(&f.budget, "budget", fmt.Sprintf("the most runs the shrink spends in all, `N` (the runs that find the failure and the fresh runs at the end included), or its wall time such as 30m, the fresh runs included (default: %d runs for candidates, %d with --sim, and those on top)", explore.DefaultRealBudget, explore.DefaultBudget))
 	fs.StringVar(&f.out, "out", DefaultShrunk, "where to write the shrunk scenario")
 	fs.StringVar(&f.store, "store", "store", "the store's root folder")
 	fs.BoolVar(&f.quiet, "quiet", false, "print no progress, only the steps and the outcome")
@@ -168,8 +168,16 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	if exact {
 		n = 1
 	}
+	// The budget counts every run: those that find the failure, the
+	// candidates' and the fresh runs that confirm the shrunk scenario.
+	if f.budget.runs > 0 && f.budget.runs <= 2*n {
+		out.close()
+		fmt.Fprintf(os.Stderr, "coup shrink: --budget %d: the budget counts the %d runs that find the failure and the %d fresh runs that confirm the shrunk scenario; give more than %d\n", f.budget.runs, n, n, 2*n)
+		return verdict.ExitInput
+	}
+	kept := keptSignature(sc.File)
 	out.printf("%s: finding its failure in %d %s (%s)\n", console.Printable(sc.File), n, plural(n, "run"), r.Name())
-	m, err := explore.Measure(ctx, r, sc, n, "", func(i int, sig string, err error) {
+	m, err := explore.Measure(ctx, r, sc, n, "", kept, func(i int, sig string, err error) {
 		show(fmt.Sprintf("run %d of %d · %s", i, n, time.Since(start).Round(time.Second)))
 		if !f.quiet && !exact {
 			out.printf("  run %d: %s\n", i, runOutcome(sig, err))
@@ -187,18 +195,47 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	}
 	if m.Run == nil {
 		out.close()
-		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run of %d failed or was other than expected: nothing to shrink; more --runs may show a rare failure, coup explore finds one\n", console.Printable(sc.File), m.Rate.Runs)
+		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run of %d found a violation: nothing to shrink; more --runs may show a rare failure, coup explore finds one\n", console.Printable(sc.File), m.Rate.Runs)
 		return verdict.ExitInput
 	}
 	out.printf("it fails as: %s, in %s runs\n", console.Printable(m.Signature), m.Rate)
-	if others := len(m.Failures) - 1; others > 0 {
-		out.printf("  (and %d other %s, less often: shrinking the commonest)\n", others, plural(others, "way"))
+	if tied, less := otherWays(m); tied+less > 0 {
+		var parts []string
+		if tied > 0 {
+			why := "the first seen"
+			if m.Signature == kept {
+				why = "the one " + filepath.Base(sc.File) + " was kept for"
+			}
+			parts = append(parts, fmt.Sprintf("%d other %s as often: shrinking %s", tied, plural(tied, "way"), why))
+		}
+		if less > 0 {
+			parts = append(parts, fmt.Sprintf("%d other %s less often", less, plural(less, "way")))
+		}
+		out.printf("  (and %s)\n", strings.Join(parts, "; "))
+	}
+	if kept != "" && m.Signature != kept {
+		out.printf("  (%s was kept for %s, which these runs showed less often or not at all)\n", filepath.Base(sc.File), console.Printable(kept))
 	}
 
 	opts := explore.ShrinkOptions{
-		Budget: f.budget.runs, Time: f.budget.time,
+		Budget: f.budget.runs - 2*n, RunTime: time.Since(start) / time.Duration(max(m.Rate.Runs, 1)),
 		Signature: m.Signature, First: m.Run, Rate: m.Rate,
 		Log: func(step string) { out.printf("  %s\n", step) },
+		Tried: func(t explore.Trial) {
+			if f.quiet || exact {
+				return
+			}
+			what := "dropped"
+			switch {
+			case t.Undecided:
+				what = "undecided (the shrink stopped), dropped"
+			case t.Kept:
+				what = "kept"
+			}
+			out.printf("  candidate %d: %s, %s, %s: %s, %d of %d %s the same way · %d runs, %s\n", t.Candidate,
+				console.Plural(t.Faults, "fault", "faults"), console.Plural(t.Nodes, "node", "nodes"), t.Duration, what,
+				t.Same, t.Tried, plural(t.Tried, "run"), t.Runs, (time.Since(start)).Round(time.Second))
+		},
 		Progress: func(p explore.Progress) {
 			s := fmt.Sprintf("[%d/%d runs] candidate %d", p.Runs, p.Budget, p.Candidates)
 			if !exact {
@@ -207,18 +244,30 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 			show(s + fmt.Sprintf(" · %d faults, %d nodes · %s", p.Faults, p.Nodes, time.Since(start).Round(time.Second)))
 		},
 	}
-	if f.budget.time > 0 {
-		opts.Budget = math.MaxInt32 // the time bounds the shrink
+	if f.budget.runs == 0 {
+		opts.Budget = 0 // the default: DefaultRealBudget (DefaultBudget on the simulator) candidates' runs
 	}
-	budget := f.budget.String()
-	if budget == "" {
-		budget = strconv.Itoa(explore.DefaultBudget)
-		if !exact {
-			budget = strconv.Itoa(explore.DefaultRealBudget)
+	if f.budget.time > 0 {
+		// The time bounds the shrink, its fresh runs included: as many as
+		// the runs that found the failure, each as long on average.
+		opts.Budget = math.MaxInt32
+		opts.Time = f.budget.time - time.Since(start) - time.Duration(n)*opts.RunTime
+		if opts.Time <= 0 {
+			opts.Time = time.Nanosecond // no candidate: straight to the fresh runs
 		}
 	}
-	if f.budget.runs > 0 || f.budget.time == 0 {
-		budget += " runs"
+	var budget string
+	switch {
+	case f.budget.time > 0:
+		budget = fmt.Sprintf("%s in all, the %d fresh runs included: %s for candidates", f.budget.time, n, opts.Time.Round(time.Second))
+	case f.budget.runs > 0:
+		budget = fmt.Sprintf("%d runs in all, the %d that found the failure and the %d fresh runs included: %d for candidates", f.budget.runs, n, n, opts.Budget)
+	default:
+		c := explore.DefaultRealBudget
+		if exact {
+			c = explore.DefaultBudget
+		}
+		budget = fmt.Sprintf("%d runs for candidates", c)
 	}
 	out.printf("shrinking (budget %s)\n", budget)
 	res, err := explore.Shrink(ctx, r, sc, opts)
@@ -262,7 +311,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	if exact {
 		r = &sim.Runner{Options: sim.Options{Store: f.store}} // this run is stored, its history copied
 	}
-	fresh, err := explore.Measure(ctx, r, written, n, res.Signature, func(i int, sig string, err error) {
+	fresh, err := explore.Measure(ctx, r, written, n, res.Signature, "", func(i int, sig string, err error) {
 		show(fmt.Sprintf("fresh run %d of %d · %s", i, n, time.Since(start).Round(time.Second)))
 		if !f.quiet && !exact {
 			out.printf("  run %d: %s\n", i, runOutcome(sig, err))
@@ -302,15 +351,64 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	return verdict.ExitOK
 }
 
-// runOutcome says how a run ended, for a progress line.
+// runOutcome says how a run ended, for a progress line: plainly, when it
+// did not fail (it was as expected, or failed only the expectation).
 func runOutcome(sig string, err error) string {
 	switch {
 	case err != nil:
 		return "not carried out: " + console.Printable(err.Error())
 	case sig == "":
-		return "as expected"
+		return "as expected, no violation"
+	case strings.HasPrefix(sig, "no violation: "):
+		return "did not fail: " + console.Printable(strings.TrimPrefix(sig, "no violation: "))
+	case strings.HasPrefix(sig, "no violation"):
+		return "did not fail: no check found a violation, and one was expected"
+	case !explore.Violated(sig):
+		return "no verdict: " + console.Printable(sig)
 	}
 	return "fails as " + console.Printable(sig)
+}
+
+// otherWays counts the ways a measure's runs failed besides the one it
+// keeps: as often (a tie), and less often.
+func otherWays(m *explore.Measured) (tied, less int) {
+	for sig, k := range m.Failures {
+		switch {
+		case sig == m.Signature:
+		case k == m.Rate.Same:
+			tied++
+		default:
+			less++
+		}
+	}
+	return tied, less
+}
+
+// keptSignature is the failure a scenario file says it was kept for, in
+// its leading comment: a campaign's kept run ("# signature: …") or a
+// shrunk scenario ("# It fails as the original failed: …"); "" when it
+// says none.
+func keptSignature(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "#") {
+			if line == "" {
+				continue
+			}
+			break // the comment that heads the file is over
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		for _, p := range []string{"signature: ", "It fails as the original failed: "} {
+			if sig, ok := strings.CutPrefix(line, p); ok {
+				return strings.TrimSpace(sig)
+			}
+		}
+	}
+	return ""
 }
 
 func plural(n int, word string) string {

@@ -39,7 +39,7 @@ func testdataPath(t *testing.T, name string) string {
 func TestShrinkNodeProcesses(t *testing.T) {
 	debian.Program(t, "python3", "python3")
 	dir := t.TempDir()
-	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "2", "--budget", "5", "--quiet")
+	r := coupIn(t, dir, "shrink", testdataPath(t, "lonely-noisy.toml"), "--runs", "2", "--budget", "14", "--quiet")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -170,8 +170,8 @@ func TestShrinkBadInput(t *testing.T) {
 // in fresh runs; no server is left.
 func TestShrinkServers(t *testing.T) {
 	dir := t.TempDir()
-	r := coupIn(t, dir, "shrink", scenarioPath(t, "tcp-leader-isolated.toml"), "--runs", "2", "--budget", "8", "--quiet")
-	if r.code != 0 || !strings.Contains(r.stdout, "it fails as: two-leaders: N both believed they were the leader") {
+	r := coupIn(t, dir, "shrink", scenarioPath(t, "tcp-leader-isolated.toml"), "--runs", "2", "--budget", "12", "--quiet")
+	if r.code != 0 || !strings.Contains(r.stdout, "it fails as: two-leaders: nodes both believed they were the leader") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	src, err := os.ReadFile(filepath.Join(dir, "shrunk.toml"))

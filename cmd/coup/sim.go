@@ -178,7 +178,7 @@ func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	}
 	fmt.Printf("%s (simulated, seed %d%s)\n", sc.File, f.seed, strategy)
 	fmt.Print(out.Results.Summary())
-	if sig := explore.Signature(out.Results); sig != "" {
+	if sig := explore.Signature(out.Results, out.History); sig != "" {
 		fmt.Printf("  signature: %s\n", sig)
 	}
 	fmt.Printf("  store: %s\n", out.Dir)
@@ -324,7 +324,7 @@ func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		t.figs.AddOutcome(out)
 		res := out.Results
 		rec.Valid, rec.Outcome = res.Valid.String(), res.Outcome
-		if rec.Signature = explore.Signature(res); rec.Signature != "" {
+		if rec.Signature = explore.Signature(res, out.History); rec.Signature != "" {
 			rec.Hash = sim.Hash(out.History.Events)
 			rec.Note = strings.TrimPrefix(firstNote(res), ": ")
 			t.kind(rec.Signature, res.Outcome == verdict.AsExpected, seed, rec.Hash)

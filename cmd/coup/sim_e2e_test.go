@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -154,7 +155,9 @@ var (
 // --shrink on the bully replacement race and three scenarios of the
 // catalogue writes a shrunk.toml that coup sim runs to the same failure
 // (the same signature, and the printed history), with no more faults
-// and nodes than the original and, for these, one fault and two nodes.
+// and nodes than the original and, for these, one fault and at most two
+// nodes (centralised's coordinator, replaced, grants twice to two clients
+// of its own node).
 func TestSimShrink(t *testing.T) {
 	cases := []struct {
 		file string
@@ -173,7 +176,7 @@ func TestSimShrink(t *testing.T) {
 			continue
 		}
 		for _, row := range sizeRow.FindAllStringSubmatch(shrink.stdout, -1) {
-			if (row[1] == "faults" && row[3] != "1") || (row[1] == "nodes" && row[3] != "2") {
+			if n, _ := strconv.Atoi(row[3]); (row[1] == "faults" && n != 1) || (row[1] == "nodes" && (n < 1 || n > 2)) {
 				t.Errorf("%s: %s %s → %s", c.file, row[1], row[2], row[3])
 			}
 		}

@@ -69,7 +69,7 @@ func simShrink(sc *scenario.Scenario, f simFlags) int {
 		fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", path, err)
 		return verdict.ExitUnknown
 	}
-	if sig := explore.Signature(out.Results); sig != res.Signature {
+	if sig := explore.Signature(out.Results, out.History); sig != res.Signature {
 		fmt.Fprintf(os.Stderr, "coup sim: %s fails as %q when run from its file, not as %q\n", path, sig, res.Signature)
 		return verdict.ExitUnknown
 	}

@@ -27,6 +27,11 @@ How it works:
   moves to it and follows.
 - It reports to coup whom it believes leads, with the term, whenever
   either changes, before any message that depends on it.
+- When init says "defer_start" (the scenario's defer_start = true), its
+  election timer starts only on coup's {"type": "start"}, which comes to
+  every node together once all have answered init, or on a first message
+  from a peer: a node that starts fast does not lead alone, before the
+  slowest is up, at the start.
 
 Every line it writes is flushed at once (print(..., flush=True)): coup
 reads lines as they come, and a line left in a buffer is never read.
@@ -66,6 +71,7 @@ class Node:
         self.election_started = 0.0
         self.last_beat = 0.0
         self.reported = None
+        self.started = True  # its timers run (init with defer_start: on start)
 
     def send(self, dest, body):
         print(json.dumps({"src": self.me, "dest": dest, "body": body}), flush=True)
@@ -94,8 +100,13 @@ class Node:
             self.place = ids.index(self.me)
             self.peers = [n for n in ids if n != self.me]
             self.last_heard = time.monotonic()
+            self.started = not body.get("defer_start", False)
             self.send(src, {"type": "init_ok", "in_reply_to": body["msg_id"]})
             self.report()
+            return
+        if not self.started and (kind == "start" or src in self.peers):
+            self.started, self.last_heard = True, time.monotonic()
+        if kind == "start":
             return
         if not isinstance(term, int):
             return
@@ -125,7 +136,7 @@ class Node:
             self.heard[src] = time.monotonic()
 
     def tick(self, now):
-        if self.me is None:
+        if self.me is None or not self.started:
             return
         if self.role == "leader":
             fresh = 1 + sum(1 for t in self.heard.values() if now - t < CHECK_QUORUM)

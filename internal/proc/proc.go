@@ -15,7 +15,14 @@
 // signal), and a reaper kills what is left of each node's group: a small
 // shell, started with the first node, in its own group, that is told of
 // every group that starts and ends and, when its input closes because the
-// harness has gone, kills the groups still running.
+// harness has gone, kills the groups still running, and the cgroups it
+// was told of (a real server's hosts, as root).
+//
+// A real server's host may be held more firmly (the servers package
+// chooses): in a cgroup (Spec.Cgroup), or in a PID namespace of its own
+// (Namespace, namespace.go), whose first process is this program again
+// (nsinit.go), which starts the host's processes, signals every process
+// of the namespace at once, and whose end is theirs.
 package proc
 
 import (
@@ -45,6 +52,17 @@ type Spec struct {
 	// one signal reaches them all at once. Signals to a member reach it
 	// alone; its group goes with its leader.
 	Group int
+	// Stdout, when set, receives the process's stdout in place of a pipe
+	// of the package's (Proc.Stdout is then nil): for a caller that reads
+	// the pipe itself, and may give up on it when a process it no longer
+	// runs holds it open.
+	Stdout *os.File
+	// Cgroup, when set, is an open cgroup v2 folder that the process
+	// starts in (clone's CLONE_INTO_CGROUP), before it runs anything of
+	// its own: everything it forks is in the cgroup from the start.
+	Cgroup *os.File
+	// Credential, when set, is the user and groups the process runs as.
+	Credential *syscall.Credential
 }
 
 // Proc is one running (or finished) process.
@@ -75,16 +93,22 @@ func Start(s Spec) (*Proc, error) {
 	cmd.Dir = s.Dir
 	cmd.Stderr = s.Log
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // Ctrl-C at a terminal reaches the harness only
-		Pgid:      s.Group,         // 0: a group of its own
-		Pdeathsig: syscall.SIGKILL, // and the node dies if the harness does
+		Setpgid:    true,            // Ctrl-C at a terminal reaches the harness only
+		Pgid:       s.Group,         // 0: a group of its own
+		Pdeathsig:  syscall.SIGKILL, // and the node dies if the harness does
+		Credential: s.Credential,
+	}
+	if s.Cgroup != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(s.Cgroup.Fd())
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	var stdout io.ReadCloser
+	if s.Stdout != nil {
+		cmd.Stdout = s.Stdout
+	} else if stdout, err = cmd.StdoutPipe(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
 	p := &Proc{cmd: cmd, Stdin: stdin, Stdout: stdout, done: make(chan struct{}), member: s.Group != 0}
@@ -148,17 +172,31 @@ func (p *Proc) Resume() error { return p.Signal(syscall.SIGCONT) }
 // Stopped reports whether the process is stopped by a signal (SIGSTOP),
 // as Linux's /proc says.
 func (p *Proc) Stopped() bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	st, ok := pidState(p.Pid())
+	return ok && (st == 'T' || st == 't')
+}
+
+// PidStopped reports whether a process runs no more: stopped by a
+// signal, frozen with its cgroup, a zombie, or gone, as Linux's /proc
+// says.
+func PidStopped(pid int) bool {
+	st, ok := pidState(pid)
+	return !ok || st == 'T' || st == 't' || st == 'Z' || st == 'X' || cgroupFrozen(pid)
+}
+
+// pidState is a process's state letter in /proc/PID/stat.
+func pidState(pid int) (byte, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	// The state follows the command name, which is in parentheses and may
 	// hold anything.
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 || i+2 >= len(stat) {
-		return false
+		return 0, false
 	}
-	return stat[i+2] == 'T' || stat[i+2] == 't'
+	return stat[i+2], true
 }
 
 // Unread returns how many bytes the process has written to its stdout that

@@ -9,19 +9,32 @@ import (
 )
 
 // reaperScript keeps the set of live process groups it is told of ("+ G"
-// and "- G" lines) and, when its input ends (the harness exited or was
-// killed), kills every group still in the set. It ignores the signals a
+// and "- G" lines), and of cgroups ("c PATH" and "C PATH": a host's, as
+// root), and, when its input ends (the harness exited or was killed),
+// kills every group still in the set, and every process of each cgroup
+// (cgroup.kill), and removes the cgroups once they are empty. It ignores the signals a
 // terminal or a supervisor sends a whole session, so that it outlives the
 // harness long enough to do its work.
 const reaperScript = `trap '' INT TERM HUP QUIT
 groups=" "
+cgroups=" "
 while read -r op pg; do
   case $op in
     +) groups="$groups$pg " ;;
     -) case "$groups" in *" $pg "*) groups="${groups%% $pg *} ${groups#* $pg }" ;; esac ;;
+    c) cgroups="$cgroups$pg " ;;
+    C) case "$cgroups" in *" $pg "*) cgroups="${cgroups%% $pg *} ${cgroups#* $pg }" ;; esac ;;
   esac
 done
 for pg in $groups; do kill -s KILL -- "-$pg" 2>/dev/null; done
+for cg in $cgroups; do echo 1 >"$cg/cgroup.kill" 2>/dev/null; done
+for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  left=""
+  for cg in $cgroups; do rmdir "$cg" 2>/dev/null || left="$left $cg"; done
+  [ -z "$left" ] && break
+  cgroups="$left"
+  sleep 0.1
+done
 `
 
 // reaper is the harness's one reaper process, started with the first node.
@@ -53,14 +66,20 @@ func (r *groupReaper) watch(pgid int) { r.tell('+', pgid) }
 // forget tells the reaper that a process group is gone.
 func (r *groupReaper) forget(pgid int) { r.tell('-', pgid) }
 
-func (r *groupReaper) tell(op byte, pgid int) {
+// WatchCgroup tells the reaper of a cgroup (a folder without spaces)
+// whose processes it must kill, and which it must remove, if coup is
+// killed before it does so itself; ForgetCgroup, that it is gone.
+func WatchCgroup(path string)  { reaper.tell('c', path) }
+func ForgetCgroup(path string) { reaper.tell('C', path) }
+
+func (r *groupReaper) tell(op byte, what any) {
 	r.once.Do(r.start)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.in == nil {
 		return
 	}
-	if _, err := fmt.Fprintf(r.in, "%c %d\n", op, pgid); err != nil {
+	if _, err := fmt.Fprintf(r.in, "%c %v\n", op, what); err != nil {
 		r.in = nil // the reaper is gone; nodes still die with the harness
 	}
 }

@@ -277,11 +277,12 @@ type InitBody struct {
 	// Checksums, when true, asks the node to add a sum to every message it
 	// sends and to drop any message whose sum is missing or wrong.
 	Checksums bool `json:"checksums,omitempty"`
-	// DeferStart, when true, asks a built-in node to start its algorithm
-	// (and its timers) only on the harness's start message, sent once every
-	// node has answered init, so that all nodes start together however long
-	// each took to start. A message from a peer or a client that comes
-	// first starts it too.
+	// DeferStart, when true, asks a node to start its algorithm (and its
+	// timers) only on the harness's start message, sent once every node
+	// has answered init, so that all nodes start together however long
+	// each took to start: always for a built-in node, for a foreign node
+	// when its scenario says defer_start. A message from a peer or a
+	// client that comes first starts a built-in node too.
 	DeferStart bool `json:"defer_start,omitempty"`
 }
 

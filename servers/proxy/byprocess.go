@@ -51,6 +51,10 @@ type procTables struct {
 	heldRead    time.Time
 	held        map[uint64]int // socket inode: the process group holding it
 	heldGroups  map[int]bool   // the groups whose processes were read
+	// heldBy and heldPids are ByHostProcesses': the node holding each
+	// socket inode, and the processes read.
+	heldBy   map[uint64]string
+	heldPids map[int]bool
 }
 
 // socketEnds is a socket's two ends: the dialler's (local in its table)
@@ -269,4 +273,70 @@ func processGroup(proc string, pid int) int {
 		return -1
 	}
 	return pgid
+}
+
+// ByHostProcesses is ByProcess for hosts that list their processes
+// themselves (a cgroup's, a PID namespace's): hosts returns each node's
+// processes, and the holder of the dialler's socket is looked for among
+// those alone, by /proc/PID/fd, whatever their process groups (a daemon
+// that called setsid is still its host's), without reading the rest of
+// /proc. Reads are shared as ByProcess's are.
+func ByHostProcesses(hosts func() map[string][]int) func(remote, local *net.TCPAddr) (string, error) {
+	t := &procTables{proc: "/proc"}
+	return func(remote, local *net.TCPAddr) (string, error) {
+		if remote == nil || local == nil {
+			return "", errors.New("no TCP addresses")
+		}
+		asked := time.Now()
+		byPid := map[int]string{}
+		for node, pids := range hosts() {
+			for _, pid := range pids {
+				byPid[pid] = node
+			}
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		inode, err := t.socketInode(asked, remote, local)
+		if err != nil {
+			return "", err
+		}
+		fresh := t.heldBy != nil && !t.heldRead.Before(asked)
+		for pid := range byPid {
+			fresh = fresh && t.heldPids[pid]
+		}
+		if !fresh {
+			t.heldRead = time.Now()
+			t.heldBy, t.heldPids = map[uint64]string{}, map[int]bool{}
+			for pid, node := range byPid {
+				t.heldPids[pid] = true
+				for _, inode := range socketsOf(t.proc, pid) {
+					t.heldBy[inode] = node
+				}
+			}
+		}
+		if node, ok := t.heldBy[inode]; ok {
+			return node, nil
+		}
+		return "", fmt.Errorf("socket %d is held by no process of the nodes' hosts", inode)
+	}
+}
+
+// socketsOf are the socket inodes a process holds open.
+func socketsOf(proc string, pid int) []uint64 {
+	dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // ended, or not ours to read
+	}
+	var out []uint64
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+		if err != nil || !strings.HasPrefix(link, "socket:[") || !strings.HasSuffix(link, "]") {
+			continue
+		}
+		if inode, err := strconv.ParseUint(link[len("socket:["):len(link)-1], 10, 64); err == nil {
+			out = append(out, inode)
+		}
+	}
+	return out
 }

@@ -275,3 +275,38 @@ func TestByProcessSharesFreshReads(t *testing.T) {
 		t.Errorf("a socket nobody holds: %v", err)
 	}
 }
+
+// ByHostProcesses finds a connection's dialler among the processes each
+// host lists, whatever their groups: this process dials, and is named as
+// its host's only while that host lists it.
+func TestByHostProcesses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := <-accepted
+	defer s.Close()
+	remote, local := s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr)
+	hosts := map[string][]int{"n1": {os.Getppid()}, "n2": {os.Getpid()}}
+	attribute := ByHostProcesses(func() map[string][]int { return hosts })
+	if got, err := attribute(remote, local); err != nil || got != "n2" {
+		t.Errorf("attributed to %q (%v), want n2, whose processes hold the dialler's socket", got, err)
+	}
+	hosts = map[string][]int{"n1": {os.Getppid()}}
+	if got, err := ByHostProcesses(func() map[string][]int { return hosts })(remote, local); err == nil || !strings.Contains(err.Error(), "held by no process of the nodes' hosts") {
+		t.Errorf("attributed to %q (%v), want no host", got, err)
+	}
+}

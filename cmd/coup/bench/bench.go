@@ -22,13 +22,14 @@ const (
 )
 
 // Parts lists every part, in the order they run.
-var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory, PartServers, PartEpisodes, PartExplore}
+var Parts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartSim, PartHistory, PartServers, PartEpisodes, PartExplore, PartHosts, PartDisk}
 
 // DefaultParts are the parts that run when none are named: all but the
 // servers and episodes parts, which need etcd and ZooKeeper installed
 // and take tens of seconds of real elections and a few minutes of real
-// runs, and the explore part, whose campaigns take many minutes.
-var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartHistory}
+// runs, the explore part, whose campaigns take many minutes, and the
+// disk part, which needs FUSE.
+var DefaultParts = []string{PartRouter, PartFaults, PartProxy, PartStartup, PartSim, PartHistory}
 
 // Config says what the benchmark measures and at what scale. The zero
 // value of a field is its default.
@@ -40,6 +41,15 @@ type Config struct {
 	// Probe, when set, is the probe's command line instead of Coup +
 	// "bench-probe" (a test runs its own binary as the probe).
 	Probe []string
+	// ProxyProbe, when set, is the command line (Probe's shape) whose
+	// tcp-proxy is the proxy part's fault proxy (default Probe): another
+	// build's, with Baseline.
+	ProxyProbe []string
+	// Baseline, when set, is the command line of another build of coup:
+	// the parts run with it too, in turns, and each figure it makes is
+	// printed as a ratio (baseline.go). Only the parts that run coup as a
+	// process can: startup, history and proxy.
+	Baseline []string
 	// Parts are the parts to run (default: DefaultParts).
 	Parts []string
 	// Rounds is how many times each probe runs on each path, the paths
@@ -61,6 +71,11 @@ type Config struct {
 	// 1000); Algorithm the election they run (default chang-roberts).
 	Nodes     []int
 	Algorithm string
+	// SimDir is the catalogue's folder (default scenarios), whose
+	// scenarios and sim/ scenarios the sim part simulates, SimSeeds seeds
+	// each (default 5).
+	SimDir   string
+	SimSeeds int
 	// Events is the length of the history the history part generates
 	// (default one million).
 	Events int
@@ -71,7 +86,9 @@ type Config struct {
 	// Profile, when set, is a folder that receives CPU profiles: of the
 	// harness during a pipelined probe without and with recording (one
 	// more run of each), of the fault proxy's process and of the plain
-	// forwarder's over the whole proxy part, and of reading and checking the history.
+	// forwarder's over the whole proxy part, of the harness starting the
+	// startup part's largest cluster (to every node up), and of reading and
+	// checking the history.
 	Profile string
 	// Progress receives a line per measurement (nil: none).
 	Progress io.Writer
@@ -89,6 +106,9 @@ func (c *Config) defaults() error {
 	}
 	if len(c.Probe) == 0 {
 		c.Probe = append(append([]string(nil), c.Coup...), "bench-probe")
+	}
+	if len(c.ProxyProbe) == 0 {
+		c.ProxyProbe = c.Probe
 	}
 	if len(c.Parts) == 0 {
 		c.Parts = DefaultParts
@@ -128,6 +148,12 @@ func (c *Config) defaults() error {
 	if c.Events == 0 {
 		c.Events = 1_000_000
 	}
+	if c.SimDir == "" {
+		c.SimDir = "scenarios"
+	}
+	if c.SimSeeds == 0 {
+		c.SimSeeds = 5
+	}
 	if c.ZooDir == "" {
 		c.ZooDir = filepath.Join("scenarios", "zoo")
 	}
@@ -156,6 +182,9 @@ func (c *Config) defaults() error {
 
 func (c *Config) has(part string) bool { return slices.Contains(c.Parts, part) }
 
+// proxyProbe is the command line whose tcp-proxy is the fault proxy.
+func (c *Config) proxyProbe() []string { return c.ProxyProbe }
+
 // Results are everything one run of the benchmark measured.
 type Results struct {
 	Config Config
@@ -169,6 +198,8 @@ type Results struct {
 	Proxy []ProxyCase
 
 	Startup []Startup
+	// Sim holds the sim part's scenarios.
+	Sim     []SimCase
 	History *HistoryFigures
 
 	// Servers holds the servers part's programs, measured or skipped.
@@ -179,6 +210,13 @@ type Results struct {
 
 	// Explore holds the explore part's bugs.
 	Explore []ZooCase
+
+	// Hosts holds the hosts part's figures (nil when it did not run).
+	Hosts *HostsCase
+	// Disk holds the disk part's figures (disk.go).
+	Disk *DiskCase
+	// Baseline holds the figures of this build and of Config.Baseline's.
+	Baseline []BaselineFigure
 }
 
 // Run runs the benchmark's parts and returns what they measured. The
@@ -187,6 +225,12 @@ type Results struct {
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
+	}
+	if err := cfg.checkBaseline(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Baseline) > 0 {
+		return runBaseline(ctx, cfg)
 	}
 	res := &Results{Config: cfg}
 	dir := cfg.Dir
@@ -238,13 +282,36 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.has(PartStartup) {
 		for _, n := range cfg.Nodes {
-			s, err := runStartup(ctx, cfg.Coup, n, cfg.Algorithm, dir)
+			s, err := measureStartup(ctx, &cfg, n, dir)
 			if err != nil {
 				return res, fmt.Errorf("startup of %d nodes: %w", n, err)
 			}
-			progress("startup: %d nodes up in %s; harness peak %s; %d nodes seen, %d left behind",
-				n, s.Up.Round(time.Millisecond), mb(s.HarnessPeak), len(s.NodePeaks), s.LeftBehind)
+			progress("startup: %d nodes up in %s (%.2f× the bare start, %s); harness CPU %s (the launcher's %s); harness peak %s; %d nodes seen, %d left behind",
+				n, s.Up().Round(time.Millisecond), s.Ratio(), s.BareUp().Round(time.Millisecond), s.CPU(), s.BareCPU(), mb(s.HarnessPeak()), len(s.NodePeaks()), s.LeftBehind())
 			res.Startup = append(res.Startup, s)
+		}
+		if cfg.Profile != "" {
+			n := slices.Max(cfg.Nodes)
+			if err := profileStartup(ctx, &cfg, n, dir, filepath.Join(cfg.Profile, "startup.pprof")); err != nil {
+				return res, fmt.Errorf("profile the startup of %d nodes: %w", n, err)
+			}
+		}
+	}
+	if cfg.has(PartSim) {
+		var stop func()
+		if cfg.Profile != "" {
+			var err error
+			if stop, err = startCPUProfile(filepath.Join(cfg.Profile, "sim.pprof")); err != nil {
+				return res, err
+			}
+		}
+		sc, err := runSimPart(ctx, &cfg, progress)
+		if stop != nil {
+			stop()
+		}
+		res.Sim = sc
+		if err != nil {
+			return res, fmt.Errorf("sim: %w", err)
 		}
 	}
 	if cfg.has(PartHistory) {
@@ -252,7 +319,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if cfg.Profile != "" {
 			profile = filepath.Join(cfg.Profile, "history-check.pprof")
 		}
-		h, err := runHistory(ctx, cfg.Coup, cfg.Events, dir, profile, cfg.Dir != "", progress)
+		h, err := runHistory(ctx, cfg.Coup, cfg.Probe, cfg.Events, dir, profile, cfg.Dir != "", progress)
 		if err != nil {
 			return res, fmt.Errorf("history: %w", err)
 		}
@@ -279,6 +346,20 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return res, err
 		}
 	}
+	if cfg.has(PartHosts) {
+		hc, err := runHostsPart(ctx, &cfg, progress)
+		res.Hosts = hc
+		if err != nil {
+			return res, err
+		}
+	}
+	if cfg.has(PartDisk) {
+		dc, err := runDiskPart(ctx, dir, progress)
+		res.Disk = dc
+		if err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
@@ -298,5 +379,6 @@ func timerLateness(d time.Duration) [2]time.Duration {
 	return [2]time.Duration{time.Duration(percentile(took, 0.5)), time.Duration(percentile(took, 0.99))}
 }
 
-// mb writes bytes as megabytes.
-func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+// mb writes bytes as megabytes, kb as kilobytes.
+func mb(b int64) string   { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+func kb(b float64) string { return fmt.Sprintf("%.0f KB", b/1e3) }

@@ -122,7 +122,7 @@ func firstViolation(ctx context.Context, sc *scenario.Scenario, runner explore.R
 		Scenario: sc, Runner: runner, Strategy: strat, Seed: seed, Runs: budget,
 		Progress: func(p explore.CampaignProgress) {
 			if !found && p.Last.Valid == "false" {
-				found, runs, wall = true, p.Last.Run+1, time.Since(start)
+				found, runs, wall = true, p.Last.Run, time.Since(start)
 				cancel()
 			}
 		},

@@ -204,7 +204,7 @@ func measure(fn func() (any, error)) (Cost, error) {
 // measures reading it, reading and checking it, and `coup check` on it.
 // With profile set, the CPU profile of reading and checking is written
 // there. The history is removed at the end unless keep is set.
-func runHistory(ctx context.Context, coup []string, events int, dir, profile string, keep bool, progress func(string, ...any)) (*HistoryFigures, error) {
+func runHistory(ctx context.Context, coup, probe []string, events int, dir, profile string, keep bool, progress func(string, ...any)) (*HistoryFigures, error) {
 	path := filepath.Join(dir, "history.jsonl")
 	if !keep {
 		defer os.Remove(path)
@@ -256,7 +256,7 @@ func runHistory(ctx context.Context, coup []string, events int, dir, profile str
 	}
 
 	if len(coup) > 0 {
-		if hf.CoupCheck, hf.CoupCheckPeak, err = coupCheck(ctx, coup, path); err != nil {
+		if hf.CoupCheck, hf.CoupCheckPeak, err = coupCheck(ctx, coup, probe, path); err != nil {
 			return nil, err
 		}
 		progress("history: coup check in %s", hf.CoupCheck.Round(time.Millisecond))
@@ -265,13 +265,14 @@ func runHistory(ctx context.Context, coup []string, events int, dir, profile str
 }
 
 // coupCheck runs `coup check path` and returns its wall time and peak
-// RSS.
-func coupCheck(ctx context.Context, coup []string, path string) (time.Duration, int64, error) {
+// RSS; probe is the command of this build's probe, whose rss helper
+// measures it (the coup checking may be another build's).
+func coupCheck(ctx context.Context, coup, probe []string, path string) (time.Duration, int64, error) {
 	peakFile := path + ".peak"
 	defer os.Remove(peakFile)
 	// Through "bench-probe rss", a small process of its own, so that this
 	// process's memory does not count in the child's peak (see RSSMain).
-	argv := append(append([]string(nil), coup...), "bench-probe", "rss", peakFile)
+	argv := append(append([]string(nil), probe...), "rss", peakFile)
 	argv = append(append(argv, coup...), "check", path)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out bytes.Buffer

@@ -169,7 +169,7 @@ func TestGenerateHistory(t *testing.T) {
 }
 
 func TestHistoryPartMeasures(t *testing.T) {
-	h, err := runHistory(context.Background(), nil, 5000, t.TempDir(), "", false, func(string, ...any) {})
+	h, err := runHistory(context.Background(), nil, nil, 5000, t.TempDir(), "", false, func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
 	}

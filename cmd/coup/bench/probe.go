@@ -96,8 +96,9 @@ func parseProbeConfig(args []string) (probeConfig, error) {
 // answers init, and then either pings its peer and measures the round
 // trips, or echoes every ping. The pinger writes its Figures as one JSON
 // line to the --report named pipe. Its first argument may instead name
-// another helper: "rss" (RSSMain), or one of the proxy part's TCP programs
-// (tcp-echo, tcp-forward, tcp-proxy). It returns the exit code.
+// another helper: "rss" (RSSMain), one of the proxy part's TCP programs
+// (tcp-echo, tcp-forward, tcp-proxy), or the startup part's floor
+// (bare-start and the answer of each process it starts). It returns the exit code.
 func ProbeMain(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -105,6 +106,10 @@ func ProbeMain(args []string) int {
 			return RSSMain(args[1:])
 		case tcpEcho, tcpForward, tcpProxy:
 			return tcpMain(args[0], args[1:])
+		case bareStart:
+			return bareStartMain(args[1:])
+		case bareAnswer:
+			return bareAnswerMain()
 		}
 	}
 	cfg, err := parseProbeConfig(args)

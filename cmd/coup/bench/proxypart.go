@@ -79,8 +79,13 @@ func (c *carrier) stop() {
 
 // cpu is the processor time the program has used so far, from
 // /proc/PID/stat (user and system, in clock ticks of 10ms).
-func (c *carrier) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.p.Pid()))
+func (c *carrier) cpu() time.Duration { return pidCPU(c.p.Pid()) }
+
+// pidCPU is the processor time a process has used so far, from
+// /proc/PID/stat (user and system, in clock ticks of 10ms); 0 when it
+// cannot be read.
+func pidCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -118,7 +123,7 @@ func runProxyPart(ctx context.Context, cfg *Config, dir string, progress func(st
 		return nil, err
 	}
 	defer fwd.stop()
-	prx, err := startCarrier(cfg.Probe, tcpProxy, dir, args("proxy.pprof")...)
+	prx, err := startCarrier(cfg.proxyProbe(), tcpProxy, dir, args("proxy.pprof")...)
 	if err != nil {
 		return nil, err
 	}

@@ -87,7 +87,7 @@ func startBare(ctx context.Context, sc *scenario.Scenario, dir string, bound tim
 			polls.Add(1)
 			go func() {
 				defer polls.Done()
-				pollBare(n.Addr[sc.Server.Ready], stop, claim)
+				pollBare(n.Addr[sc.Server.Ready.Port], stop, claim)
 			}()
 		}
 	}

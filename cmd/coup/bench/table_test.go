@@ -92,7 +92,7 @@ func TestPrintRouter(t *testing.T) {
 	for _, want := range []string{
 		"pipelined, window 64: round trips/s 700 000 400 000 (0.57×) ✓ 210 000 (0.30×) ✗ ≥ 0.5× / ≥ 0.35×",
 		"pipelined, window 64: CPU per message 500ns 2.0µs (4.0×) 10µs (20×)",
-		"one at a time: round-trip p50 10µs 25µs (2.5×) ✓ 40µs (4.0×) ✗ ≤ 3×",
+		"one at a time: round-trip p50 10µs 25µs (2.50×) ✗ 40µs (4.00×) ✗ ≤ 1.05×",
 		"one at a time: round-trip p99 20µs 50µs (2.5×) 90µs (4.5×)",
 		"steady 5000 msg/s: round-trip p99",
 		"990µs (1.1×) ✓",
@@ -112,8 +112,11 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r := &Results{
 		Config: Config{Algorithm: "chang-roberts"},
 		Startup: []Startup{
-			{Nodes: 3, Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}},
-			{Nodes: 1000, Up: 2500 * time.Millisecond, HarnessPeak: 150e6, NodePeaks: []int64{11e6}, LeftBehind: 2},
+			{Nodes: 3, Coup: []StartupRun{{Up: 230 * time.Millisecond, HarnessPeak: 40e6, NodePeaks: []int64{11e6, 12e6, 10e6}}},
+				Bare: []StartupRun{{Up: 100 * time.Millisecond, HarnessPeak: 9e6}}},
+			{Nodes: 1000,
+				Coup: []StartupRun{{Up: 2500 * time.Millisecond, HarnessPeak: 150e6}, {Up: 2300 * time.Millisecond, HarnessPeak: 90e6, NodePeaks: []int64{11e6}, LeftBehind: 2}},
+				Bare: []StartupRun{{Up: 2000 * time.Millisecond, HarnessPeak: 30e6}, {Up: 1800 * time.Millisecond, HarnessPeak: 31e6}}},
 		},
 		History: &HistoryFigures{Events: 1000000, Bytes: 120e6, Scenario: "omega", Checks: 12,
 			Read:      Cost{Time: 2 * time.Second, Live: 400e6, Allocated: 2000e6},
@@ -124,8 +127,9 @@ func TestPrintStartupAndHistory(t *testing.T) {
 	r.Print(&b)
 	out := squash(b.String())
 	for _, want := range []string{
-		"3 230ms 40.0 MB 11.0 MB 12.0 MB 3 0 ✓",
-		"1000 2.5s ✗ 150.0 MB ✓ 11.0 MB 11.0 MB 1 ✗ 2 ✗ ≤ 2s, harness < 200.0 MB",
+		"3 100ms 230ms (2.30×) 40.0 MB (13333 KB) 9.0 MB 11.0 MB 12.0 MB 3 0 ✓",
+		// medians of two: 2.4s against 1.9s; the highest harness peak
+		"1000 1.9s 2.4s (1.26×) ✓ 150.0 MB (150 KB) ✗ 31.0 MB 11.0 MB 11.0 MB 1 ✗ 2 ✗ ≤ 1.5× bare, harness < 100 KB a node",
 		"1 000 000 events, 120.0 MB (omega)",
 		"read (in process) 2s 500 000 400 B live, 2 000 B allocated",
 		"read + all 12 checks (in process) 4s 250 000 410 B live, 2 100 B allocated",
@@ -144,4 +148,52 @@ func squash(s string) string {
 		s = strings.ReplaceAll(s, "  ", " ")
 	}
 	return s
+}
+
+// The baseline table gives each figure of both builds, medians, and this
+// build's to the baseline's; a figure missing on one side has no ratio.
+func TestPrintBaseline(t *testing.T) {
+	r := &Results{
+		Config: Config{Baseline: []string{"/tmp/old-coup"}},
+		Baseline: []BaselineFigure{
+			{Name: "startup, 1000 nodes: up in", Unit: "duration", This: []float64{4e9, 6e9}, Base: []float64{8e9, 10e9}},
+			{Name: "startup, 1000 nodes: harness peak", Unit: "bytes", This: []float64{75e6, 77e6}, Base: []float64{370e6, 366e6}},
+			{Name: "proxy, pipelined, window 64: round trips/s", Unit: "rate", This: []float64{800e3}, Base: []float64{400e3}},
+			{Name: "history: coup check", Unit: "duration", This: []float64{5e8}},
+		},
+	}
+	var b bytes.Buffer
+	r.Print(&b)
+	out := squash(b.String())
+	for _, want := range []string{
+		"baseline: this build against /tmp/old-coup",
+		"startup, 1000 nodes: up in 9.00s 5.00s (0.56×)",
+		"startup, 1000 nodes: harness peak 368.0 MB 76.0 MB (0.21×)",
+		"proxy, pipelined, window 64: round trips/s 400 000 800 000 (2.00×)",
+		"history: coup check - 500.0ms\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Figures come from the parts a coup process makes, named by part.
+func TestBaselineFigures(t *testing.T) {
+	r := &Results{
+		Startup: []Startup{{Nodes: 10, Coup: []StartupRun{{Up: 2e9, HarnessPeak: 5e6, CPU: 1e8}}, Bare: []StartupRun{{Up: 1e9}}}},
+		History: &HistoryFigures{CoupCheck: 3e8, CoupCheckPeak: 9e6},
+	}
+	got := map[string]float64{}
+	for _, f := range baselineFigures(r) {
+		got[f.name] = f.value
+	}
+	for name, want := range map[string]float64{
+		"startup, 10 nodes: up in": 2e9, "startup, 10 nodes: harness peak": 5e6, "startup, 10 nodes: harness CPU to up": 1e8,
+		"startup, 10 nodes: bare start (this build's in both)": 1e9, "history: coup check": 3e8, "history: coup check, peak RSS": 9e6,
+	} {
+		if got[name] != want {
+			t.Errorf("%s: got %g, want %g (all: %v)", name, got[name], want, got)
+		}
+	}
 }

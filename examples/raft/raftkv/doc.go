@@ -36,9 +36,17 @@
 //     need a follower's ticks): an isolated leader goes on believing it
 //     leads until it hears of a higher term, and two leaders in different
 //     terms overlap, which is what raft promises.
-//   - Storage is in memory: a restart loses it, as coup's restart loses a
-//     process's state. Raft assumes durable storage, so scenarios with
-//     crashes and restarts test something raft does not claim.
+//   - The log is in memory: a restart loses it, as coup's restart loses a
+//     process's state. The term and vote go to the node's coup.Storage
+//     (file "vote"), synced before any message of the Ready that changed
+//     them, and are read back at the next start, so that a node never
+//     votes twice in a term, whatever a power failure takes. Raft assumes
+//     its log durable too, so scenarios with crashes test more than the
+//     vote.
+//
+// UnsyncedVote writes the term and vote and never syncs them: under power
+// failures (vote-unsynced.toml) a vote is taken back and two nodes lead
+// one term.
 //
 // Broken is the same machine with one bug, the one this example exists
 // to show: a node that believes it leads answers reads from its own copy,

@@ -30,6 +30,20 @@ var Broken = coup.Node{Name: "raft-local-reads", New: func(p *coup.Params) (coup
 	return m, nil
 }, Messages: messages()}
 
+// UnsyncedVote is the same store with a durability bug: it writes its
+// term and vote to its Storage but never syncs them, so a power failure
+// may take back a vote the node granted, and the node, restarted, votes
+// again in the same term: two leaders in one term. It is Node with the
+// parameter sync_vote = false.
+var UnsyncedVote = coup.Node{Name: "raft-unsynced-vote", New: func(p *coup.Params) (coup.Machine, error) {
+	m, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	m.(*Machine).cfg.syncVote = false
+	return m, nil
+}, Messages: messages()}
+
 // config is a machine's parameters.
 type config struct {
 	// tick is the period of the leader's ticks; heartbeatTicks and
@@ -38,11 +52,14 @@ type config struct {
 	heartbeatTicks, electionTicks int
 	// localReads answers a leader's reads at once (Broken).
 	localReads bool
+	// syncVote syncs the term and vote once written, before any message
+	// that follows from them (off in UnsyncedVote).
+	syncVote bool
 }
 
 // New builds a machine from the scenario's parameters: tick (default
-// 10ms), heartbeat_ticks (2), election_ticks (10) and local_reads
-// (false).
+// 10ms), heartbeat_ticks (2), election_ticks (10), local_reads (false)
+// and sync_vote (true).
 func New(p *coup.Params) (coup.Machine, error) {
 	var c config
 	var err error
@@ -56,6 +73,9 @@ func New(p *coup.Params) (coup.Machine, error) {
 		return nil, err
 	}
 	if c.localReads, err = p.Bool("local_reads", false); err != nil {
+		return nil, err
+	}
+	if c.syncVote, err = p.Bool("sync_vote", true); err != nil {
 		return nil, err
 	}
 	if c.heartbeatTicks < 1 || c.electionTicks <= c.heartbeatTicks {
@@ -81,6 +101,11 @@ type Machine struct {
 	// lead and term are the belief last reported.
 	lead, term uint64
 	reported   bool
+
+	// disk keeps the term and vote across restarts; voted is what was
+	// last written there.
+	disk  coup.Storage
+	voted *pb.HardState
 
 	nextID    int64
 	proposals map[int64]coup.Request  // writes and cas awaiting their entry
@@ -112,6 +137,13 @@ func (m *Machine) Start(env coup.Env) {
 	snap := &pb.Snapshot{Metadata: &pb.SnapshotMetadata{ConfState: &pb.ConfState{Voters: voters}, Index: new(uint64(1)), Term: new(uint64(1))}}
 	if err := m.storage.ApplySnapshot(snap); err != nil {
 		panic(fmt.Sprintf("raftkv: bootstrap: %v", err))
+	}
+	m.disk = coup.StorageOf(env)
+	if hs := m.loadVote(); hs != nil {
+		if err := m.storage.SetHardState(hs); err != nil {
+			panic(fmt.Sprintf("raftkv: hard state: %v", err))
+		}
+		m.voted = hs
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:              m.self,
@@ -229,6 +261,7 @@ func (m *Machine) ready() {
 			if err := m.storage.SetHardState(rd.HardState); err != nil {
 				panic(fmt.Sprintf("raftkv: hard state: %v", err))
 			}
+			m.saveVote(rd.HardState)
 		}
 		for _, msg := range rd.Messages {
 			if msg.GetType() == pb.MsgVoteResp && !msg.GetReject() {
@@ -343,4 +376,48 @@ func (m *Machine) follow() {
 func (m *Machine) resetElection() {
 	e := m.cfg.electionTicks
 	m.env.SetTimer("election", time.Duration(e+m.env.Rand().IntN(e))*m.cfg.tick)
+}
+
+// voteFile is the Storage file of the term and vote.
+const voteFile = "vote"
+
+// vote is the term and vote as the disk keeps them.
+type vote struct {
+	Term uint64 `json:"term"`
+	Vote uint64 `json:"vote"`
+}
+
+// saveVote writes the term and vote when they changed, and syncs them
+// (unless UnsyncedVote), before the Ready's messages go: a vote granted
+// is durable before the candidate hears of it, as raft requires.
+func (m *Machine) saveVote(hs *pb.HardState) {
+	if hs.GetTerm() == m.voted.GetTerm() && hs.GetVote() == m.voted.GetVote() {
+		return
+	}
+	data, _ := json.Marshal(vote{Term: hs.GetTerm(), Vote: hs.GetVote()})
+	if err := m.disk.Write(voteFile, data); err != nil {
+		panic(fmt.Sprintf("raftkv: write the vote: %v", err)) // raft cannot go on without it
+	}
+	if m.cfg.syncVote {
+		if err := m.disk.Sync(voteFile); err != nil {
+			panic(fmt.Sprintf("raftkv: sync the vote: %v", err))
+		}
+	}
+	m.voted = &pb.HardState{Term: new(hs.GetTerm()), Vote: new(hs.GetVote())}
+}
+
+// loadVote reads the term and vote a restarted node kept, as a hard
+// state whose commit is the bootstrap snapshot's index (the log itself is
+// in memory, and starts again from the snapshot); nil for none.
+func (m *Machine) loadVote() *pb.HardState {
+	data, err := m.disk.Read(voteFile)
+	if err != nil {
+		return nil
+	}
+	var v vote
+	if err := json.Unmarshal(data, &v); err != nil || v.Term == 0 {
+		m.env.Logf("the vote file is unreadable (%v): starting without it", err)
+		return nil
+	}
+	return &pb.HardState{Term: new(v.Term), Vote: new(v.Vote), Commit: new(uint64(1))}
 }

@@ -1,0 +1,257 @@
+package storage
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// eioFault is an I/O error fault in force: reads, writes or both of the
+// files matching glob fail.
+type eioFault struct {
+	glob          string
+	reads, writes bool
+}
+
+func (l *Layer) isFull() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.full
+}
+
+// wait is a slow disk's delay, before each write and each sync.
+func (l *Layer) wait() {
+	l.mu.Lock()
+	d := l.slow
+	l.mu.Unlock()
+	if d > 0 {
+		time.Sleep(d)
+	}
+}
+
+func (l *Layer) failsEIO(rel string, write bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.eio == nil || write && !l.eio.writes || !write && !l.eio.reads {
+		return false
+	}
+	return Match(l.eio.glob, rel)
+}
+
+// Match reports whether a file's path under the data folder (slashes,
+// no leading slash) matches glob: path.Match over the whole path, or,
+// for a glob with no slash, over its last element; "" and "*" match every
+// file, and "DIR/**" every file under DIR.
+func Match(glob, rel string) bool {
+	rel = strings.TrimPrefix(filepath.ToSlash(rel), "/")
+	if glob == "" || glob == "*" || glob == "**" {
+		return true
+	}
+	if dir, ok := strings.CutSuffix(glob, "/**"); ok {
+		return rel == dir || strings.HasPrefix(rel, dir+"/")
+	}
+	if !strings.Contains(glob, "/") {
+		ok, _ := path.Match(glob, path.Base(rel))
+		return ok
+	}
+	ok, _ := path.Match(glob, rel)
+	return ok
+}
+
+// ValidGlob says whether glob is a pattern Match understands.
+func ValidGlob(glob string) error {
+	g := strings.TrimSuffix(glob, "/**")
+	if _, err := path.Match(g, ""); err != nil {
+		return fmt.Errorf("bad glob %q: %v", glob, err)
+	}
+	return nil
+}
+
+// SetFull starts (on) or ends a full disk: every write, create, mkdir and
+// growth fails with ENOSPC.
+func (l *Layer) SetFull(on bool) {
+	l.mu.Lock()
+	l.full = on
+	l.mu.Unlock()
+}
+
+// SetSlow makes each write and each sync wait d (0 ends it).
+func (l *Layer) SetSlow(d time.Duration) {
+	l.mu.Lock()
+	l.slow = d
+	l.mu.Unlock()
+}
+
+// SetEIO makes reads and/or writes of the files matching glob fail with
+// EIO; neither ends it. The kernel's cached pages of the files are dropped,
+// so that a read reaches the layer.
+func (l *Layer) SetEIO(glob string, reads, writes bool) {
+	l.mu.Lock()
+	if !reads && !writes {
+		l.eio = nil
+	} else {
+		l.eio = &eioFault{glob: glob, reads: reads, writes: writes}
+	}
+	l.mu.Unlock()
+	if reads {
+		for _, rel := range l.files(glob) {
+			l.dropCache(rel)
+		}
+	}
+}
+
+// files are the regular files under the backing folder whose paths match
+// glob, in order.
+func (l *Layer) files(glob string) []string {
+	var out []string
+	filepath.WalkDir(l.backing, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(l.backing, p)
+		if err == nil && Match(glob, rel) {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+// dropCache drops the kernel's cached pages and attributes of the file,
+// where the kernel has it.
+func (l *Layer) dropCache(rel string) {
+	l.mu.Lock()
+	in := l.root
+	l.mu.Unlock()
+	for _, part := range strings.Split(rel, "/") {
+		if in == nil {
+			return
+		}
+		in = in.GetChild(part)
+	}
+	if in != nil {
+		in.NotifyContent(0, 0)
+	}
+}
+
+// CorruptSpec says how to corrupt files: one of Bits, Zero or Truncate.
+type CorruptSpec struct {
+	// Files is a glob (Match) of the files to corrupt; "" for all.
+	Files string
+	// Bits flips that many random bits, each in a random matching file
+	// (one that is not empty) at a random offset.
+	Bits int
+	// Zero zeroes that many bytes at a random offset of each matching
+	// file (the whole file when it is shorter).
+	Zero int64
+	// Truncate cuts that many bytes off the end of each matching file.
+	Truncate int64
+}
+
+// Corruption is what Corrupt did.
+type Corruption struct {
+	Flips   []Flip      `json:"flips,omitempty"`
+	Zeroed  []FileRange `json:"zeroed,omitempty"`
+	Cut     []FileRange `json:"truncated,omitempty"`
+	Missing string      `json:"missing,omitempty"` // why nothing was corrupted
+}
+
+// Flip is one bit flipped.
+type Flip struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Bit    int    `json:"bit"`
+}
+
+// FileRange is a range of a file zeroed or cut off.
+type FileRange struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+}
+
+// Corrupt corrupts the backing files matching the spec, as a disk's bad
+// sectors or a stray write would, behind the programs' backs: what it
+// changes is no write of theirs (a power failure does not undo it), and
+// the kernel's cached pages of the files are dropped.
+func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
+	var c Corruption
+	var sized []string
+	var sizes []int64
+	for _, rel := range l.files(spec.Files) {
+		if st, err := os.Stat(filepath.Join(l.backing, rel)); err == nil && st.Size() > 0 {
+			sized = append(sized, rel)
+			sizes = append(sizes, st.Size())
+		}
+	}
+	if len(sized) == 0 {
+		c.Missing = fmt.Sprintf("no file that is not empty matches %q", spec.Files)
+		return c, nil
+	}
+	l.mu.Lock()
+	defer func() {
+		l.mu.Unlock()
+		for _, rel := range sized {
+			l.dropCache(rel)
+		}
+	}()
+	for range spec.Bits {
+		i := l.rng.IntN(len(sized))
+		f := Flip{Path: sized[i], Offset: l.rng.Int64N(sizes[i]), Bit: l.rng.IntN(8)}
+		if err := flipBit(filepath.Join(l.backing, f.Path), f.Offset, f.Bit); err != nil {
+			return c, err
+		}
+		c.Flips = append(c.Flips, f)
+	}
+	if spec.Zero > 0 {
+		for i, rel := range sized {
+			n := min(spec.Zero, sizes[i])
+			r := FileRange{Path: rel, Offset: l.rng.Int64N(sizes[i] - n + 1), Length: n}
+			if err := zeroRange(filepath.Join(l.backing, rel), r.Offset, n); err != nil {
+				return c, err
+			}
+			c.Zeroed = append(c.Zeroed, r)
+		}
+	}
+	if spec.Truncate > 0 {
+		for i, rel := range sized {
+			n := min(spec.Truncate, sizes[i])
+			if err := os.Truncate(filepath.Join(l.backing, rel), sizes[i]-n); err != nil {
+				return c, err
+			}
+			c.Cut = append(c.Cut, FileRange{Path: rel, Offset: sizes[i] - n, Length: n})
+		}
+	}
+	return c, nil
+}
+
+func flipBit(p string, off int64, bit int) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return err
+	}
+	b[0] ^= 1 << bit
+	_, err = f.WriteAt(b, off)
+	return err
+}
+
+func zeroRange(p string, off, n int64) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteAt(make([]byte, n), off)
+	return err
+}
