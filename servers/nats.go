@@ -178,6 +178,11 @@ const (
 // read reads every message of the client's subject.
 func (c *natsSet) read(ctx context.Context, s *natsConn) ([]byte, error) {
 	stream, err := s.js.Stream(ctx, scenario.NatsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		// The stream the client made is gone (a power failure took
+		// back its placement): it holds no element.
+		return setAnswer(nil, nil), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: the stream's info: %v", errDefinite, err)
 	}
