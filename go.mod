@@ -8,7 +8,15 @@ require (
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/mattn/go-isatty v0.0.20
+	github.com/nats-io/nats.go v1.55.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/arch v0.33.0
-	golang.org/x/sys v0.47.0
+	golang.org/x/sys v0.48.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
 )

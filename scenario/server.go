@@ -32,6 +32,11 @@ type Server struct {
 	// a preset runs another build of its server. It must exist when the
 	// scenario is read, and a path is made absolute then.
 	Program string `toml:"program"`
+	// Version is the version of the preset's server that coup builds
+	// from its source on first use and runs in place of the installed one
+	// (nats: "2.15.2", github.com/nats-io/nats-server/v2; see
+	// presetSources); "" runs the installed server.
+	Version string `toml:"version"`
 	// ExtraArgs are arguments (templates) added to the command: at its
 	// end, or before ExtraArgsBefore.
 	ExtraArgs []string `toml:"extra_args"`
@@ -222,6 +227,10 @@ type Poll struct {
 	Timeout Duration `toml:"timeout"`
 	// Match reads the answer.
 	Match []Pattern `toml:"match"`
+	// Read names a built-in reader of the answer, in place of Match, for
+	// an answer that patterns cannot read alone: "nats" reads NATS's /jsz
+	// (and asks the same server's /raftz for the stream's term).
+	Read string `toml:"read"`
 }
 
 // The roles a pattern may give.
@@ -236,6 +245,7 @@ const (
 	ClientEtcd        = "etcd"
 	ClientZooKeeper   = "zookeeper"
 	ClientRedis       = "redis"
+	ClientNats        = "nats"
 	ReadsLinearizable = "linearizable"
 	ReadsSerializable = "serializable"
 	ReadsPlain        = "plain"
@@ -521,6 +531,9 @@ func (s *Scenario) validateServer() error {
 	if err := s.validateAdaptations(); err != nil {
 		return err
 	}
+	if err := s.validateVersion(); err != nil {
+		return err
+	}
 	if len(sv.Ports) == 0 {
 		return s.errorf("server.ports", "missing: name the ports each server listens on, like [\"client\", \"peer\"]")
 	}
@@ -620,16 +633,16 @@ func (s *Scenario) validateServer() error {
 	if err := s.checkTimeoutsUsed(); err != nil {
 		return err
 	}
-	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}, ClientRedis: nil}
+	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}, ClientRedis: nil, ClientNats: nil}
 	known, ok := reads[sv.Client]
 	switch {
 	case sv.Client == "" && sv.Reads != "":
 		return s.errorf("server.reads", "only for a client (client = \"etcd\" or \"zookeeper\")")
 	case sv.Client == "":
 	case !ok:
-		return s.errorf("server.client", "unknown client %q (known: etcd, redis, zookeeper)", sv.Client)
+		return s.errorf("server.client", "unknown client %q (known: etcd, nats, redis, zookeeper)", sv.Client)
 	case len(known) == 0 && sv.Reads != "":
-		return s.errorf("server.reads", "the %s client has one way to read (from the master): it takes no reads", sv.Client)
+		return s.errorf("server.reads", "the %s client has one way to read: it takes no reads", sv.Client)
 	case len(known) == 0:
 	case sv.Reads == "":
 		sv.Reads = known[0]
@@ -650,8 +663,8 @@ func (s *Scenario) validateServer() error {
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
 	case sv.ClientProcesses && sv.Client == "":
 		return s.errorf("server.client_processes", "only for a built-in client (client = \"etcd\" or \"zookeeper\"); an adapter's clients are processes anyway")
-	case sv.ClientProcesses && sv.Client == ClientRedis:
-		return s.errorf("server.client_processes", "the redis client runs inside coup only (client = \"etcd\" or \"zookeeper\" run as processes)")
+	case sv.ClientProcesses && (sv.Client == ClientRedis || sv.Client == ClientNats):
+		return s.errorf("server.client_processes", "the %s client runs inside coup only (client = \"etcd\" or \"zookeeper\" run as processes)", sv.Client)
 	}
 	switch s.Workload.Kind {
 	case "", WorkloadNone:
@@ -662,6 +675,9 @@ func (s *Scenario) validateServer() error {
 		}
 		if s.Workload.Kind == WorkloadMutex && sv.Client == ClientRedis {
 			return s.errorf("workload.kind", "the redis client carries lin-kv (GET, SET, and a compare-and-set in a script) and set workloads (SADD, SMEMBERS), not locks")
+		}
+		if s.Workload.Kind != WorkloadSet && sv.Client == ClientNats {
+			return s.errorf("workload.kind", "the nats client carries the set workload (a publish per add, acknowledged by JetStream, and the stream read back), not %s", s.Workload.Kind)
 		}
 	default:
 		return s.errorf("workload.kind", "real servers take a lin-kv, set or mutex workload through their client, or none (%q is not served)", s.Workload.Kind)
@@ -722,8 +738,15 @@ func (s *Scenario) validatePollAt(at string, p *Poll) error {
 	if err := s.duration(at+".timeout", &p.Timeout, s.Server.PollTimeout.D, true); err != nil {
 		return err
 	}
-	if len(p.Match) == 0 {
-		return s.errorf(at+".match", "missing: say how to read the answer ([[server.poll.match]])")
+	switch {
+	case p.Read != "" && !slices.Contains(PollReaders, p.Read):
+		return s.errorf(at+".read", "unknown reader %q (known: %s)", p.Read, strings.Join(PollReaders, ", "))
+	case p.Read != "" && p.HTTP == "":
+		return s.errorf(at+".read", "the %s reader reads an HTTP answer: give the poll's http", p.Read)
+	case p.Read != "" && len(p.Match) > 0:
+		return s.errorf(at+".match", "the %s reader reads the answer: give match patterns or a reader, not both", p.Read)
+	case p.Read == "" && len(p.Match) == 0:
+		return s.errorf(at+".match", "missing: say how to read the answer ([[server.poll.match]], or a reader: read = \"nats\")")
 	}
 	for j := range p.Match {
 		if err := s.validatePattern(fmt.Sprintf("%s.match[%d]", at, j), &p.Match[j]); err != nil {
@@ -1026,6 +1049,7 @@ func encodeServer(sv *Server) []byte {
 	str("preset", sv.Preset)
 	list("command", sv.Command)
 	str("program", sv.Program)
+	str("version", sv.Version)
 	list("extra_args", sv.ExtraArgs)
 	str("extra_args_before", sv.ExtraArgsBefore)
 	dur("election_timeout", sv.ElectionTimeout)
@@ -1068,6 +1092,10 @@ func encodeServer(sv *Server) []byte {
 			}
 			if p.Timeout.Set {
 				e["timeout"] = p.Timeout.Raw
+			}
+			if p.Read != "" {
+				e["read"] = p.Read
+				delete(e, "match")
 			}
 			polls = append(polls, e)
 		}

@@ -80,6 +80,14 @@ func newClients(r *run) *clients {
 			}
 			return z
 		}}
+	case scenario.ClientNats:
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			n := newNatsSet(clientPorts(r.reachFrom(host)), r.prefix)
+			if r.net != nil {
+				n.dial = r.dialer(host)
+			}
+			return n
+		}}
 	case scenario.ClientRedis:
 		names := redisNames(r.layout.nodes)
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
@@ -92,6 +100,17 @@ func newClients(r *run) *clients {
 		}}
 	}
 	return c
+}
+
+// setUp makes what the scenario's client needs on the cluster once the
+// servers accept connections, before the cluster is watched for its
+// leader: the nats client's stream (natsSetUp), whose leader is the
+// leader observed. Other clients need nothing.
+func (r *run) setUp(ctx context.Context) error {
+	if r.sv.Client == scenario.ClientNats {
+		return natsSetUp(ctx, r)
+	}
+	return nil
 }
 
 // start starts the workload (at the run's time zero).

@@ -56,7 +56,9 @@
 //     running cluster.
 //   - The observer turns log lines and polled answers, the server's and
 //     its sidecars', into leader reports with terms, the reports every
-//     election check already reads. Each node is polled by a loop of its
+//     election check already reads; a poll may name a built-in reader of
+//     its answer in place of patterns (poll.go's pollReaders: NATS's /jsz
+//     and /raftz, natsobserve.go). Each node is polled by a loop of its
 //     own (poll.go), every PollEvery, each question within its timeout;
 //     every question is counted by how it ended (answered, unanswered,
 //     failed) and every round skipped while the node is down, into the end
@@ -64,11 +66,17 @@
 //   - The clients carry the workload over the servers' own protocols:
 //     lin-kv, sets (set.go: a key or znode per element) and locks on etcd
 //     (its JSON gateway) and ZooKeeper (its protocol, and its lock
-//     recipe), lin-kv on Redis through Sentinel (redis.go), inside coup,
+//     recipe), lin-kv on Redis through Sentinel (redis.go), sets on NATS
+//     JetStream (nats.go: a publish per add, and the stream, which the
+//     client makes before the cluster is watched, read back), inside coup,
 //     or as processes of their own (adapters: coup adapter etcd, served by ServeClient, or a
 //     scenario's adapter for a service of the user's own), which speak
 //     coup's client protocol on stdin and stdout and which a pause of the
 //     lock's holder stops.
+//
+// A preset whose server coup builds from its source ([server] version:
+// nats-server) is built before anything starts, on first use, into
+// coup's cache (natsbuild.go).
 //
 // A Session (session.go) keeps one cluster for many runs, each an
 // episode with its own history, nemesis, clients (their keys under the

@@ -51,6 +51,12 @@ func (r *run) startPolls() {
 func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 	t := time.NewTicker(r.sv.PollEvery.D)
 	defer t.Stop()
+	readers := make([]pollReader, len(polls))
+	for i := range polls {
+		if newReader, ok := pollReaders[r.sv.Poll[i].Read]; ok {
+			readers[i] = newReader(r, s.id)
+		}
+	}
 	for {
 		select {
 		case <-r.stop:
@@ -68,6 +74,15 @@ func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 		reading := &reading{source: pollSource(r.sv)}
 		answered := false
 		for i, p := range polls {
+			if readers[i] != nil {
+				timeout := r.sv.Poll[i].Timeout.D
+				err := readers[i](p.HTTP, func(url string) ([]byte, error) {
+					return r.ask(s.id, scenario.RenderedPoll{HTTP: url}, "", timeout)
+				}, reading)
+				r.stats.add(pollCount(s.id, pollOutcome(err)))
+				answered = answered || err == nil
+				continue
+			}
 			answer, err := r.ask(s.id, p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
 			switch {
 			case errors.Is(err, errPollTimeout):
@@ -87,6 +102,28 @@ func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 			r.obs.observe(s.id, gen, reading)
 		}
 	}
+}
+
+// pollReaders make the built-in readers a poll may name (Poll.Read), by
+// name, one for each server's polling loop: a reader asks its own
+// questions (HTTP GETs, from the poll's URL) through ask, within the
+// poll's timeout each, and fills the round's reading, for an answer that
+// patterns cannot read alone (natsobserve.go). Its questions count as
+// the poll's one: unanswered when one timed out, failed when one failed.
+var pollReaders = map[string]func(r *run, node string) pollReader{}
+
+// pollReader is one server's built-in reader: url is the poll's.
+type pollReader func(url string, ask func(url string) ([]byte, error), rd *reading) error
+
+// pollOutcome is how a question ended, by its error.
+func pollOutcome(err error) string {
+	switch {
+	case err == nil:
+		return history.PollAnswered
+	case errors.Is(err, errPollTimeout):
+		return history.PollUnanswered
+	}
+	return history.PollFailed
 }
 
 // readPattern reads an answer through one pattern into rd.

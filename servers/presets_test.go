@@ -35,6 +35,8 @@ func needsServer(t *testing.T, preset string) {
 		needs.Program(t, "etcd", "etcd-server")
 		needs.Program(t, "patroni", "patroni")
 		needs.File(t, "/usr/lib/postgresql/15/bin/postgres", "postgresql")
+	case "nats":
+		needs.Program(t, "nats-server", "nats-server")
 	}
 }
 

@@ -197,12 +197,18 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 	}
 	r.startPolls()
 	r.startLinkCounts()
+	if err := r.setUp(ctx); err != nil {
+		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)
+	}
 	return r.awaitReady(ctx)
 }
 
 // startAll does Start's steps in order, up to the first that fails, and
 // returns that step ("starting 3 servers (etcd)") with its error.
 func (r *run) startAll(ctx context.Context) (string, error) {
+	if step, err := r.buildServer(ctx); err != nil {
+		return step, err
+	}
 	step := "checking that the storage layer can be had"
 	if err := r.checkDisks(); err != nil {
 		return step, err
