@@ -141,6 +141,10 @@ func faultTargets(nodes, all []string) string {
 // pointers, a short interval (see isShort) also gets a pointer to its
 // magnified view.
 func (c *chart) violations(m *reportModel, pointers bool) {
+	// A pointer's label is written whole where it fits, as its number
+	// alone where only that fits beside the one before, and not at all
+	// where neither does: labels never run into each other.
+	labelEnd := math.Inf(-1)
 	for _, v := range m.violations {
 		if !c.ax.overlaps(v.from, v.to) {
 			continue
@@ -153,12 +157,24 @@ func (c *chart) violations(m *reportModel, pointers bool) {
 		c.printf(`<g class="violation" data-check="%s" data-nth="%d"><title>%s%s: %s to %s (%s): %s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="1.5"/>`,
 			esc(v.check), v.nth, esc(v.check), v.ordinal(), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text), x0, c.top-2, w, c.bottom()-c.top+4, colViolation, colViolation)
 		if pointers && v.zoom {
-			c.printf(`<a href="#%s"><text x="%.1f" y="%d" text-anchor="middle" fill="%s" font-size="10" font-weight="bold">▼ %s, magnified below</text></a>`,
-				esc(v.id), x0+w/2, c.top-22, colViolation, esc(v.check))
+			mid := x0 + w/2
+			label := "▼ " + v.check + ", magnified below"
+			if mid-labelWidth(label)/2 < labelEnd+4 {
+				label = fmt.Sprintf("▼ %d", v.nth)
+			}
+			if half := labelWidth(label) / 2; mid-half >= labelEnd+4 {
+				c.printf(`<a href="#%s"><text x="%.1f" y="%d" text-anchor="middle" fill="%s" font-size="10" font-weight="bold">%s</text></a>`,
+					esc(v.id), mid, c.top-22, colViolation, esc(label))
+				labelEnd = mid + half
+			}
 		}
 		c.printf(`</g>`)
 	}
 }
+
+// labelWidth is about how wide a pointer's label is drawn, in pixels (10
+// pixels bold: about 6.2 a character).
+func labelWidth(label string) float64 { return 6.2 * float64(len([]rune(label))) }
 
 // ordinal says which of its check's violations v is, for a title: ""
 // when the check lists one, " (violation 2 of 3)" otherwise.

@@ -2,6 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"html"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,5 +100,37 @@ func TestExitMarked(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// Short violations close together each get a pointer to its magnified
+// view where its label fits, and the labels never run into each other:
+// the first whole, the next ones by number or not at all.
+func TestPointerLabelsDoNotOverlap(t *testing.T) {
+	b := newHB("n1", "n2")
+	b.starts(0, "n1", "n2").leader("n1", "n1", 10)
+	for i := range 8 {
+		at := 1000 + 40*float64(i)
+		b.leader("n2", "n2", at).leader("n2", "n1", at+5)
+	}
+	b.end(10000)
+	_, page := render(t, b.h(t))
+	timeline := svgByID(page, "timeline-svg")
+	re := regexp.MustCompile(`<a href="#[^"]*"><text x="([0-9.]+)"[^>]*>([^<]*)</text></a>`)
+	labels := re.FindAllStringSubmatch(timeline, -1)
+	if len(labels) == 0 || !strings.Contains(labels[0][2], "two-leaders, magnified below") {
+		t.Fatalf("pointer labels %q, want the first whole", labels)
+	}
+	end := math.Inf(-1)
+	for _, l := range labels {
+		x, err := strconv.ParseFloat(l[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := html.UnescapeString(l[2])
+		if half := labelWidth(text) / 2; x-half < end {
+			t.Errorf("label %q at %.1f runs into the one before (which ends at %.1f)", text, x, end)
+		}
+		end = x + labelWidth(text)/2
 	}
 }
