@@ -206,7 +206,18 @@ command = ["sh", "-c", "setsid sh -c 'while :; do sleep 1; done # {{.Dir}} holds
 	}
 	marker := h.node.Dir + " holds the pipe"
 	deadline := time.Now().Add(10 * time.Second)
-	for len(processesNaming(marker)) == 0 {
+	// The daemon has left the host once a process naming the marker leads
+	// a session of its own (setsid done: before it, a kill of the host's
+	// group still reaches it).
+	escaped := func() bool {
+		for _, pid := range processesNaming(marker) {
+			if statField(pid, 3) == pid {
+				return true
+			}
+		}
+		return false
+	}
+	for !escaped() {
 		if time.Now().After(deadline) {
 			t.Fatal("the daemon never started")
 		}
