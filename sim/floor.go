@@ -114,25 +114,11 @@ func BenchFloor(sc *scenario.Scenario, from int64, n int) (FloorFigures, error) 
 	var f FloorFigures
 	hint := 0
 	for i := range n {
-		cfg, err := FromScenario(sc, from+int64(i))
+		g, err := benchRun(sc, from+int64(i), &hint, false)
 		if err != nil {
 			return f, err
 		}
-		cfg.EventsHint = hint
-		c0, w0 := cpuTime(), time.Now()
-		s, err := New(cfg)
-		if err != nil {
-			return f, err
-		}
-		h, err := s.Run()
-		if err != nil {
-			return f, err
-		}
-		c1, w1 := cpuTime(), time.Now()
-		st := s.Stats()
-		f.Sim.Add(Figures{Runs: 1, Delivered: st.Delivered, Steps: st.Steps, Virtual: st.Virtual, Sim: w1.Sub(w0), SimCPU: c1 - c0})
-		hint = max(hint, len(h.Events)+len(h.Events)/8)
-		Recycle(&Outcome{array: s.rec.array()})
+		f.Sim.Add(g)
 
 		inputs, fl, err := captureRun(sc, from+int64(i), hint)
 		if err != nil {
