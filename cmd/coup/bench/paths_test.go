@@ -230,3 +230,23 @@ func childrenOf(pid int) []int {
 	}
 	return out
 }
+
+// A round trip that outlasts the measured time (a slow path, or a loaded
+// machine that does not run the probe for a while) still leaves figures:
+// the measured time goes on until it holds minSamples round trips.
+func TestClosedLoopOutlastingItsTime(t *testing.T) {
+	mix := FaultMix{Delay: 30 * time.Millisecond}
+	pc := tiny(t, OneAtATime, false)
+	pc.Warmup, pc.Time = time.Millisecond, 10*time.Millisecond
+	f, err := runRelay(context.Background(), probeArgv(), pc, &mix, t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigures(t, f, false)
+	if f.Completed < minSamples {
+		t.Errorf("%d round trips measured, want at least %d: %+v", f.Completed, minSamples, f)
+	}
+	if f.Seconds <= pc.Time.Seconds() {
+		t.Errorf("measured for %.3fs, want longer than the %v asked, since each round trip takes 60ms: %+v", f.Seconds, pc.Time, f)
+	}
+}

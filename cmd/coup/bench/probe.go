@@ -306,6 +306,23 @@ const (
 	givenUp              // unanswered for a retransmission timeout
 )
 
+// minSamples is the fewest round trips a closed loop's measured time
+// holds: on a loaded machine a single round trip can outlast a short
+// measured time, and a median of nothing is no figure, so the measured
+// time goes on past its end until it holds that many, for at most
+// maxStretch more (well within probeSlack). Figures.Seconds is the time
+// measured.
+const (
+	minSamples = 5
+	maxStretch = 5 * time.Second
+)
+
+// measuring reports whether a closed loop whose measured time ends at to
+// (ns since its start) and holds samples round trips goes on at now.
+func measuring(now, to int64, samples int) bool {
+	return now < to || (samples < minSamples && now < to+int64(maxStretch))
+}
+
 // closedLoop keeps cfg.Window pings outstanding (one, one at a time):
 // each answer lets the next ping go. With loss, a ping unanswered for a
 // retransmission timeout (as TCP computes it from the round trips seen,
@@ -326,9 +343,11 @@ func (p *probe) closedLoop() (Figures, error) {
 	t0 := time.Now()
 	from, to := int64(p.cfg.Warmup), int64(p.cfg.Warmup+p.cfg.Time)
 	flush := func() { _ = p.out.Flush() }
+	end := to // when the measured time ended: to, or later (measuring)
 	for {
 		now := int64(time.Since(t0))
-		if now >= to {
+		if !measuring(now, to, len(rtts)) {
+			end = max(now, to)
 			break
 		}
 		for out < p.cfg.Window {
@@ -368,7 +387,7 @@ func (p *probe) closedLoop() (Figures, error) {
 			out--
 			rtt := now - sentAt[i]
 			est.observe(rtt)
-			if now >= from && now < to {
+			if now >= from && measuring(now, to, len(rtts)) {
 				f.Completed++
 				rtts = append(rtts, rtt)
 			}
@@ -396,7 +415,7 @@ func (p *probe) closedLoop() (Figures, error) {
 		}
 	}
 	f.Pings = next
-	f.Seconds = p.cfg.Time.Seconds()
+	f.Seconds = time.Duration(end - from).Seconds()
 	f.setLatencies(rtts)
 	return f, nil
 }

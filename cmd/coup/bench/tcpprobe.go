@@ -170,7 +170,7 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 		return f, err
 	}
 	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(warmup + measured + probeSlack)); err != nil {
+	if err := c.SetDeadline(time.Now().Add(warmup + measured + maxStretch + probeSlack)); err != nil {
 		return f, err
 	}
 	var (
@@ -185,9 +185,11 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 	)
 	t0 := time.Now()
 	from, to := int64(warmup), int64(warmup+measured)
+	end := to // when the measured time ended: to, or later (measuring)
 	for {
 		now := int64(time.Since(t0))
-		if now >= to {
+		if !measuring(now, to, len(rtts)) {
+			end = max(now, to)
 			break
 		}
 		out = out[:0]
@@ -219,7 +221,7 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 			}
 			// A ping sent in the warm-up is not counted as sent, so its
 			// answer is not counted as completed either.
-			if now >= from && now < to && sentAt[seq%ring] >= from {
+			if now >= from && measuring(now, to, len(rtts)) && sentAt[seq%ring] >= from {
 				f.Completed++
 				rtts = append(rtts, now-sentAt[seq%ring])
 			}
@@ -228,7 +230,7 @@ func tcpPing(addr string, mode string, window int, warmup, measured time.Duratio
 		partial = copy(in, in[whole*tcpMessage:partial+n])
 	}
 	f.Pings = next
-	f.Seconds = measured.Seconds()
+	f.Seconds = time.Duration(end - from).Seconds()
 	f.setLatencies(rtts)
 	return f, nil
 }
