@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/coupharness/coup/history"
@@ -19,8 +20,32 @@ import (
 // nemesis's events between) and verdicts of the same shape (the same
 // checks in the same order, the same verdicts and outcome), and a store
 // folder with the same files.
+//
+// Both run a copy of the file whose bully times and schedule are four
+// times slower (T = 200ms, the crash at 1.2s): with T = 50ms, a node of
+// the pipe driver whose answer comes late on a loaded machine passes for
+// a crashed one and claims leadership beside another, a verdict the
+// simulator does not share.
 func TestDriversShareTheLifecycle(t *testing.T) {
-	path := scenarioPath(t, "bully-crash-coordinator.toml")
+	src, err := os.ReadFile(scenarioPath(t, "bully-crash-coordinator.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slower := string(src)
+	for _, r := range [][2]string{
+		{`t_trans = "20ms"`, `t_trans = "80ms"`}, {`t_process = "10ms"`, `t_process = "40ms"`},
+		{`probe_every = "40ms"`, `probe_every = "160ms"`}, {`duration = "500ms"`, `duration = "2s"`},
+		{`recovery = "500ms"`, `recovery = "2s"`}, {`at = "300ms"`, `at = "1.2s"`},
+	} {
+		if !strings.Contains(slower, r[0]) {
+			t.Fatalf("bully-crash-coordinator.toml has no %s to slow down", r[0])
+		}
+		slower = strings.Replace(slower, r[0], r[1], 1)
+	}
+	path := filepath.Join(t.TempDir(), "bully-crash-coordinator.toml")
+	if err := os.WriteFile(path, []byte(slower), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	real := coup(t, "run", "--quiet", path)
 	simulated := coup(t, "sim", "--quiet", path)
 	if real.code != 0 || simulated.code != 0 {
