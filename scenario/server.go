@@ -246,6 +246,7 @@ const (
 	ClientZooKeeper   = "zookeeper"
 	ClientRedis       = "redis"
 	ClientNats        = "nats"
+	ClientPostgres    = "postgres"
 	ReadsLinearizable = "linearizable"
 	ReadsSerializable = "serializable"
 	ReadsPlain        = "plain"
@@ -633,14 +634,14 @@ func (s *Scenario) validateServer() error {
 	if err := s.checkTimeoutsUsed(); err != nil {
 		return err
 	}
-	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}, ClientRedis: nil, ClientNats: nil}
+	reads := map[string][]string{ClientEtcd: {ReadsLinearizable, ReadsSerializable}, ClientZooKeeper: {ReadsPlain, ReadsSync}, ClientRedis: nil, ClientNats: nil, ClientPostgres: nil}
 	known, ok := reads[sv.Client]
 	switch {
 	case sv.Client == "" && sv.Reads != "":
 		return s.errorf("server.reads", "only for a client (client = \"etcd\" or \"zookeeper\")")
 	case sv.Client == "":
 	case !ok:
-		return s.errorf("server.client", "unknown client %q (known: etcd, nats, redis, zookeeper)", sv.Client)
+		return s.errorf("server.client", "unknown client %q (known: etcd, nats, postgres, redis, zookeeper)", sv.Client)
 	case len(known) == 0 && sv.Reads != "":
 		return s.errorf("server.reads", "the %s client has one way to read: it takes no reads", sv.Client)
 	case len(known) == 0:
@@ -648,6 +649,9 @@ func (s *Scenario) validateServer() error {
 		sv.Reads = known[0]
 	case !slices.Contains(known, sv.Reads):
 		return s.errorf("server.reads", "the %s client reads %s, not %q", sv.Client, strings.Join(known, " or "), sv.Reads)
+	}
+	if err := s.validatePostgresClient(); err != nil {
+		return err
 	}
 	if sv.Disk != "" && sv.Disk != DiskFUSE && sv.Disk != DiskDirect {
 		return s.errorf("server.disk", "unknown disk %q (known: %s, %s)%s", sv.Disk, DiskFUSE, DiskDirect, DidYouMean(sv.Disk, []string{DiskFUSE, DiskDirect}))
@@ -663,7 +667,7 @@ func (s *Scenario) validateServer() error {
 		return s.errorf("server.adapter", "the built-in %s client already drives the workload: an adapter is for a service coup has no client of its own for", sv.Client)
 	case sv.ClientProcesses && sv.Client == "":
 		return s.errorf("server.client_processes", "only for a built-in client (client = \"etcd\" or \"zookeeper\"); an adapter's clients are processes anyway")
-	case sv.ClientProcesses && (sv.Client == ClientRedis || sv.Client == ClientNats):
+	case sv.ClientProcesses && (sv.Client == ClientRedis || sv.Client == ClientNats || sv.Client == ClientPostgres):
 		return s.errorf("server.client_processes", "the %s client runs inside coup only (client = \"etcd\" or \"zookeeper\" run as processes)", sv.Client)
 	}
 	switch s.Workload.Kind {
@@ -672,6 +676,9 @@ func (s *Scenario) validateServer() error {
 	case WorkloadMutex, WorkloadLinKV, WorkloadSet:
 		if sv.Client == "" && len(sv.Adapter) == 0 {
 			return s.errorf("workload.kind", "a %s workload against real servers needs their client ([server] client = \"etcd\", \"redis\" or \"zookeeper\") or a client adapter ([server] adapter)", s.Workload.Kind)
+		}
+		if s.Workload.Kind == WorkloadMutex && sv.Client == ClientPostgres {
+			return s.errorf("workload.kind", "the postgres client carries lin-kv (SELECT, an upsert, and a compare-and-set in one UPDATE) and set workloads (an INSERT per add, a SELECT of the set), not locks")
 		}
 		if s.Workload.Kind == WorkloadMutex && sv.Client == ClientRedis {
 			return s.errorf("workload.kind", "the redis client carries lin-kv (GET, SET, and a compare-and-set in a script) and set workloads (SADD, SMEMBERS), not locks")

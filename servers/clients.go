@@ -88,6 +88,14 @@ func newClients(r *run) *clients {
 			}
 			return n
 		}}
+	case scenario.ClientPostgres:
+		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
+			p := newPgKV(pgPorts(r.reachFrom(host)), r.prefix)
+			if r.net != nil {
+				p.dial = r.dialer(host)
+			}
+			return p
+		}}
 	case scenario.ClientRedis:
 		names := redisNames(r.layout.nodes)
 		c.kv = &byClient{r: r, by: map[string]opClient{}, make: func(host string) opClient {
@@ -105,10 +113,14 @@ func newClients(r *run) *clients {
 // setUp makes what the scenario's client needs on the cluster once the
 // servers accept connections, before the cluster is watched for its
 // leader: the nats client's stream (natsSetUp), whose leader is the
-// leader observed. Other clients need nothing.
+// leader observed; the postgres client's tables, when a workload uses
+// them (pgSetUp). Other clients need nothing.
 func (r *run) setUp(ctx context.Context) error {
-	if r.sv.Client == scenario.ClientNats {
+	switch {
+	case r.sv.Client == scenario.ClientNats:
 		return natsSetUp(ctx, r)
+	case r.sv.Client == scenario.ClientPostgres && r.sc.Workload.Kind != scenario.WorkloadNone:
+		return pgSetUp(ctx, r)
 	}
 	return nil
 }

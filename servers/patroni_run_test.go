@@ -2,6 +2,7 @@ package servers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/user"
@@ -17,7 +18,9 @@ import (
 
 // Patroni's preset starts a cluster of three hosts (etcd and Patroni,
 // which runs PostgreSQL as postgres), waits until the primary and both
-// replicas are seen, and leaves nothing when the run ends: no process of
+// replicas are seen, carries the postgres client's set workload (every
+// acknowledged add in every final read, each answer naming the host
+// that served it), and leaves nothing when the run ends: no process of
 // the run (etcd, Patroni, the postmaster and every backend it forked), no
 // cgroup, no network namespace.
 func TestPatroniPreset(t *testing.T) {
@@ -36,11 +39,18 @@ func TestPatroniPreset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The postgres client's set workload: its adds begin once the
+	// cluster is ready, its final reads after the end.
 	sc, err := scenario.Parse(filepath.Join(t.TempDir(), "patroni.toml"), `nodes = 3
-duration = "1s"
-recovery = "500ms"
+duration = "25s"
+recovery = "3s"
 [server]
 preset = "patroni"
+[workload]
+kind = "set"
+clients = 3
+rate = 30
+timeout = "2s"
 [checks]
 run = ["one-leader-per-term"]
 `)
@@ -73,6 +83,41 @@ run = ["one-leader-per-term"]
 	}
 	if primaries == 0 || replicas < 2 {
 		t.Errorf("the history has %d primaries' and %d replicas' reports with a timeline, want one and two at least", primaries, replicas)
+	}
+
+	// Every add acknowledged is in every final read, each served by a
+	// host of the run (the primary, found among them all).
+	acked := map[string]bool{}
+	reads := 0
+	for e := range h.All() {
+		if e.Kind != history.KindOp || e.Type != history.OpOK {
+			continue
+		}
+		if e.Served == "" || !strings.HasPrefix(e.Served, "n") {
+			t.Errorf("an operation served by %q, want a node: %+v", e.Served, e)
+		}
+		switch e.F {
+		case "add":
+			acked[e.Value] = true
+		case "read":
+			reads++
+			var got []int64
+			if err := json.Unmarshal([]byte(e.Value), &got); err != nil {
+				t.Fatalf("a read of the set %q: %v", e.Value, err)
+			}
+			in := map[string]bool{}
+			for _, g := range got {
+				in[fmt.Sprint(g)] = true
+			}
+			for a := range acked {
+				if !in[a] {
+					t.Errorf("%s's final read lacks the acknowledged add of %s", e.Process, a)
+				}
+			}
+		}
+	}
+	if len(acked) == 0 || reads != 3 {
+		t.Errorf("%d adds acknowledged and %d final reads, want some and 3", len(acked), reads)
 	}
 
 	// Every process of the run had its working folder or its command in
