@@ -145,10 +145,11 @@ type CorruptSpec struct {
 	// Files is a glob (Match) of the files to corrupt; "" for all.
 	Files string
 	// Bits flips that many random bits, each in a random matching file
-	// (one that is not empty) at a random offset.
+	// (one that is not empty) at a random offset of what it holds (see
+	// Held).
 	Bits int
-	// Zero zeroes that many bytes at a random offset of each matching
-	// file (the whole file when it is shorter).
+	// Zero zeroes that many bytes at a random offset of what each
+	// matching file holds (the whole file when it is shorter).
 	Zero int64
 	// Truncate cuts that many bytes off the end of each matching file.
 	Truncate int64
@@ -183,11 +184,18 @@ type FileRange struct {
 func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	var c Corruption
 	var sized []string
-	var sizes []int64
+	var sizes, held []int64
 	for _, rel := range l.files(spec.Files) {
 		if st, err := os.Stat(filepath.Join(l.backing, rel)); err == nil && st.Size() > 0 {
+			h := st.Size()
+			if spec.Bits > 0 || spec.Zero > 0 {
+				if h, err = Held(filepath.Join(l.backing, rel)); err != nil {
+					return c, err
+				}
+			}
 			sized = append(sized, rel)
 			sizes = append(sizes, st.Size())
+			held = append(held, h)
 		}
 	}
 	if len(sized) == 0 {
@@ -203,7 +211,7 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	}()
 	for range spec.Bits {
 		i := l.rng.IntN(len(sized))
-		f := Flip{Path: sized[i], Offset: l.rng.Int64N(sizes[i]), Bit: l.rng.IntN(8)}
+		f := Flip{Path: sized[i], Offset: l.rng.Int64N(held[i]), Bit: l.rng.IntN(8)}
 		if err := flipBit(filepath.Join(l.backing, f.Path), f.Offset, f.Bit); err != nil {
 			return c, err
 		}
@@ -212,7 +220,7 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	if spec.Zero > 0 {
 		for i, rel := range sized {
 			n := min(spec.Zero, sizes[i])
-			r := FileRange{Path: rel, Offset: l.rng.Int64N(sizes[i] - n + 1), Length: n}
+			r := FileRange{Path: rel, Offset: l.rng.Int64N(max(held[i], n) - n + 1), Length: n}
 			if err := zeroRange(filepath.Join(l.backing, rel), r.Offset, n); err != nil {
 				return c, err
 			}
@@ -229,6 +237,39 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 		}
 	}
 	return c, nil
+}
+
+// Held is how much of the file at p a corruption's random offsets range
+// over: up to its last byte that is not zero, or the whole file when
+// every byte is zero. A tail of zeroes is space preallocated for writes
+// to come (etcd's WAL segments and ZooKeeper's transaction logs are 64 MB
+// from their first record), which no reader reads: a flip there, where
+// nearly every offset of a young log lies, would change nothing.
+func Held(p string) (int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 1<<20)
+	for end := st.Size(); end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] != 0 {
+				return start + int64(i) + 1, nil
+			}
+		}
+		end = start
+	}
+	return st.Size(), nil
 }
 
 func flipBit(p string, off int64, bit int) error {
