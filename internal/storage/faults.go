@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // eioFault is an I/O error fault in force: reads, writes or both of the
@@ -256,20 +258,48 @@ func Held(p string) (int64, error) {
 		return 0, err
 	}
 	buf := make([]byte, 1<<20)
-	for end := st.Size(); end > 0; {
-		start := max(end-int64(len(buf)), 0)
-		b := buf[:end-start]
-		if _, err := f.ReadAt(b, start); err != nil {
-			return 0, err
-		}
-		for i := len(b) - 1; i >= 0; i-- {
-			if b[i] != 0 {
-				return start + int64(i) + 1, nil
+	segs := dataSegments(f, st.Size())
+	for i := len(segs) - 1; i >= 0; i-- {
+		for end := segs[i][1]; end > segs[i][0]; {
+			start := max(end-int64(len(buf)), segs[i][0])
+			b := buf[:end-start]
+			if _, err := f.ReadAt(b, start); err != nil {
+				return 0, err
 			}
+			for j := len(b) - 1; j >= 0; j-- {
+				if b[j] != 0 {
+					return start + int64(j) + 1, nil
+				}
+			}
+			end = start
 		}
-		end = start
 	}
 	return st.Size(), nil
+}
+
+// dataSegments are the ranges of the file that hold data, as its file
+// system says (SEEK_DATA, SEEK_HOLE): a hole, or space preallocated and
+// never written, reads as zeroes and need not be read. The whole file
+// where the file system cannot say.
+func dataSegments(f *os.File, size int64) [][2]int64 {
+	var segs [][2]int64
+	fd := int(f.Fd())
+	for off := int64(0); off < size; {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err == unix.ENXIO {
+			break // no data past off
+		}
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		segs = append(segs, [2]int64{d, min(h, size)})
+		off = h
+	}
+	return segs
 }
 
 func flipBit(p string, off int64, bit int) error {

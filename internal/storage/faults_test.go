@@ -409,4 +409,35 @@ func TestHeld(t *testing.T) {
 			t.Errorf("%s: Held = %d, %v; want %d", c.name, got, err, c.want)
 		}
 	}
+	// Sparse files: holes before, between and after the data.
+	for _, c := range []struct {
+		name string
+		at   []int64 // a byte 7 written at each, the rest holes
+		size int64
+		want int64
+	}{
+		{"a hole after", []int64{99}, 8 << 20, 100},
+		{"holes between", []int64{0, 5<<20 + 5}, 8 << 20, 5<<20 + 6},
+		{"a hole before", []int64{3 << 20}, 3<<20 + 1, 3<<20 + 1},
+		{"only a hole", nil, 4 << 20, 4 << 20},
+	} {
+		p := filepath.Join(dir, "sparse")
+		os.Remove(p)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range c.at {
+			if _, err := f.WriteAt([]byte{7}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Truncate(c.size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got, err := Held(p); err != nil || got != c.want {
+			t.Errorf("%s: Held = %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
 }
