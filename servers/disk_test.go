@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/needs"
@@ -181,5 +182,36 @@ func TestStorageLayerRefusedWithTheReason(t *testing.T) {
 	_, _, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "storage layer") {
 		t.Fatalf("run: %v, want a refusal naming the storage layer", err)
+	}
+}
+
+// A file poll of a node whose data folder goes through the storage layer
+// reads the layer's backing folder, never coup's own mount: here the
+// layer is not even mounted, as during a power failure, and the poll
+// still reads what the host wrote; a path outside the data folder is read
+// as it is.
+func TestFilePollReadsPastTheLayer(t *testing.T) {
+	dir := t.TempDir()
+	backing, data := filepath.Join(dir, "n1", "disk"), filepath.Join(dir, "n1", "data")
+	l, err := storage.New(backing, data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(backing, "version-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(backing, "version-2", "currentEpoch"), []byte("7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(dir, "n1", "status")
+	if err := os.WriteFile(outside, []byte("up"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &run{byID: map[string]*server{"n1": {id: "n1", disk: l}}}
+	for p, want := range map[string]string{filepath.Join(data, "version-2", "currentEpoch"): "7", outside: "up"} {
+		got, err := r.ask("n1", scenario.RenderedPoll{File: p}, "", time.Second)
+		if err != nil || string(got) != want {
+			t.Errorf("a poll of %s: %q, %v; want %q", p, got, err, want)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -156,6 +158,9 @@ var errPollTimeout = errors.New("no answer within the poll's timeout")
 func (r *run) ask(node string, p scenario.RenderedPoll, send string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if p.File != "" {
+		p.File = r.pastLayer(node, p.File)
+	}
 	var answer []byte
 	var err error
 	if r.net == nil {
@@ -169,6 +174,27 @@ func (r *run) ask(node string, p scenario.RenderedPoll, send string, timeout tim
 		return nil, fmt.Errorf("%w (%s): %v", errPollTimeout, timeout, err)
 	}
 	return answer, err
+}
+
+// pastLayer is where coup itself reads the file at p of a node's data
+// folder: in its storage layer's backing folder, not through the mount.
+// coup serves the mount from its own process, and a read of its own
+// through it waits on the layer: a poll of ZooKeeper's currentEpoch, as
+// a power failure unmounted the layer, waited in the kernel for the
+// layer's answer inside the epoll_ctl with which Go's runtime registers
+// every file it opens, that one epoll's lock held, so that every file and
+// socket coup opened afterwards waited behind it and the run stopped at
+// the power failure. The backing file holds what the mount shows.
+func (r *run) pastLayer(node, p string) string {
+	s := r.byID[node]
+	if s == nil || s.disk == nil {
+		return p
+	}
+	rel, err := filepath.Rel(s.disk.Mountpoint(), p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return filepath.Join(s.disk.Backing(), rel)
 }
 
 // askOnce asks one poll's question within ctx, dialling with dial and

@@ -147,12 +147,35 @@ func (c *zkKV) Do(ctx context.Context, node string, op workloads.Op) ([]byte, er
 		}
 		done <- result{body, err}
 	}()
+	var body []byte
 	select {
 	case r := <-done:
-		return withServedBy(r.body, c.node(conn.Server())), r.err
+		body, err = withServedBy(r.body, c.node(conn.Server())), r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		err = ctx.Err()
 	}
+	if err != nil && !errors.Is(err, errDefinite) && op.F != workloads.FAcquire && op.F != workloads.FRelease {
+		c.retire(op.Process, conn)
+	}
+	return body, err
+}
+
+// retire ends the session of a process whose operation's outcome is
+// unknown: the workload retires the process (its next operation is
+// another process's), and the library would go on reconnecting it for
+// the rest of the run. Every "could not connect" while a server was down
+// left one such session behind, and once the servers were back their
+// reconnections came past ZooKeeper's 60 connections from one address
+// (maxClientCnxns), which turned the final reads away. A lock's session
+// stays: what happens to a lock its holder's process left is the
+// workload's question (its session expires, or not).
+func (c *zkKV) retire(process string, conn *zk.Conn) {
+	c.mu.Lock()
+	if c.conns[process] == conn {
+		delete(c.conns, process)
+	}
+	c.mu.Unlock()
+	go conn.Close() // it waits for the server's answer to the close
 }
 
 func (c *zkKV) do(conn *zk.Conn, f string, kv kvFields) ([]byte, error) {

@@ -227,6 +227,19 @@ type corruption struct {
 
 // corrupt flips random bits of the files matching the glob, durable and
 // current alike (the disk's bytes), or zeroes or cuts them.
+// held is how much of a file a corruption's random offsets range over,
+// as on a real server's disk (storage.Held): up to its last byte that is
+// not zero (a tail of zeroes is preallocated space no reader reads), or
+// the whole file when every byte is zero.
+func held(b []byte) int64 {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0 {
+			return int64(i) + 1
+		}
+	}
+	return int64(len(b))
+}
+
 func (d *disk) corrupt(df nemesis.DiskFault) (corruption, []string) {
 	var c corruption
 	var names []string
@@ -254,7 +267,7 @@ func (d *disk) corrupt(df nemesis.DiskFault) (corruption, []string) {
 		name := names[d.rng.IntN(len(names))]
 		f := d.files[name]
 		cur, _ := f.now()
-		fl := flip{Path: name, Offset: d.rng.Int64N(int64(len(cur))), Bit: d.rng.IntN(8)}
+		fl := flip{Path: name, Offset: d.rng.Int64N(held(cur)), Bit: d.rng.IntN(8)}
 		alter(f, func(b []byte) []byte {
 			if fl.Offset < int64(len(b)) {
 				b[fl.Offset] ^= 1 << fl.Bit
@@ -271,7 +284,7 @@ func (d *disk) corrupt(df nemesis.DiskFault) (corruption, []string) {
 		switch {
 		case df.Zero > 0:
 			n := min(df.Zero, size)
-			off := d.rng.Int64N(size - n + 1)
+			off := d.rng.Int64N(max(held(cur), n) - n + 1)
 			alter(f, func(b []byte) []byte {
 				for i := off; i < off+n && i < int64(len(b)); i++ {
 					b[i] = 0

@@ -108,4 +108,12 @@ func TestDiskFaults(t *testing.T) {
 	if again, _ := d.Read("log"); !bytes.Equal(again, got) {
 		t.Errorf("a power failure undid a corruption: %v, then %v", got, again)
 	}
+	// A log preallocated with zeroes: every flip lands in its records.
+	d.Write("wal", append(bytes.Repeat([]byte{0x55}, 20), make([]byte, 4000)...))
+	c, _ = d.corrupt(nemesis.DiskFault{Files: "wal", Bits: 30})
+	for _, f := range c.Flips {
+		if f.Offset >= 20 {
+			t.Errorf("a flip at byte %d, past the 20 bytes of records", f.Offset)
+		}
+	}
 }

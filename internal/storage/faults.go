@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // eioFault is an I/O error fault in force: reads, writes or both of the
@@ -145,10 +147,11 @@ type CorruptSpec struct {
 	// Files is a glob (Match) of the files to corrupt; "" for all.
 	Files string
 	// Bits flips that many random bits, each in a random matching file
-	// (one that is not empty) at a random offset.
+	// (one that is not empty) at a random offset of what it holds (see
+	// Held).
 	Bits int
-	// Zero zeroes that many bytes at a random offset of each matching
-	// file (the whole file when it is shorter).
+	// Zero zeroes that many bytes at a random offset of what each
+	// matching file holds (the whole file when it is shorter).
 	Zero int64
 	// Truncate cuts that many bytes off the end of each matching file.
 	Truncate int64
@@ -183,11 +186,18 @@ type FileRange struct {
 func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	var c Corruption
 	var sized []string
-	var sizes []int64
+	var sizes, held []int64
 	for _, rel := range l.files(spec.Files) {
 		if st, err := os.Stat(filepath.Join(l.backing, rel)); err == nil && st.Size() > 0 {
+			h := st.Size()
+			if spec.Bits > 0 || spec.Zero > 0 {
+				if h, err = Held(filepath.Join(l.backing, rel)); err != nil {
+					return c, err
+				}
+			}
 			sized = append(sized, rel)
 			sizes = append(sizes, st.Size())
+			held = append(held, h)
 		}
 	}
 	if len(sized) == 0 {
@@ -203,7 +213,7 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	}()
 	for range spec.Bits {
 		i := l.rng.IntN(len(sized))
-		f := Flip{Path: sized[i], Offset: l.rng.Int64N(sizes[i]), Bit: l.rng.IntN(8)}
+		f := Flip{Path: sized[i], Offset: l.rng.Int64N(held[i]), Bit: l.rng.IntN(8)}
 		if err := flipBit(filepath.Join(l.backing, f.Path), f.Offset, f.Bit); err != nil {
 			return c, err
 		}
@@ -212,7 +222,7 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 	if spec.Zero > 0 {
 		for i, rel := range sized {
 			n := min(spec.Zero, sizes[i])
-			r := FileRange{Path: rel, Offset: l.rng.Int64N(sizes[i] - n + 1), Length: n}
+			r := FileRange{Path: rel, Offset: l.rng.Int64N(max(held[i], n) - n + 1), Length: n}
 			if err := zeroRange(filepath.Join(l.backing, rel), r.Offset, n); err != nil {
 				return c, err
 			}
@@ -229,6 +239,67 @@ func (l *Layer) Corrupt(spec CorruptSpec) (Corruption, error) {
 		}
 	}
 	return c, nil
+}
+
+// Held is how much of the file at p a corruption's random offsets range
+// over: up to its last byte that is not zero, or the whole file when
+// every byte is zero. A tail of zeroes is space preallocated for writes
+// to come (etcd's WAL segments and ZooKeeper's transaction logs are 64 MB
+// from their first record), which no reader reads: a flip there, where
+// nearly every offset of a young log lies, would change nothing.
+func Held(p string) (int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 1<<20)
+	segs := dataSegments(f, st.Size())
+	for i := len(segs) - 1; i >= 0; i-- {
+		for end := segs[i][1]; end > segs[i][0]; {
+			start := max(end-int64(len(buf)), segs[i][0])
+			b := buf[:end-start]
+			if _, err := f.ReadAt(b, start); err != nil {
+				return 0, err
+			}
+			for j := len(b) - 1; j >= 0; j-- {
+				if b[j] != 0 {
+					return start + int64(j) + 1, nil
+				}
+			}
+			end = start
+		}
+	}
+	return st.Size(), nil
+}
+
+// dataSegments are the ranges of the file that hold data, as its file
+// system says (SEEK_DATA, SEEK_HOLE): a hole, or space preallocated and
+// never written, reads as zeroes and need not be read. The whole file
+// where the file system cannot say.
+func dataSegments(f *os.File, size int64) [][2]int64 {
+	var segs [][2]int64
+	fd := int(f.Fd())
+	for off := int64(0); off < size; {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err == unix.ENXIO {
+			break // no data past off
+		}
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return [][2]int64{{0, size}}
+		}
+		segs = append(segs, [2]int64{d, min(h, size)})
+		off = h
+	}
+	return segs
 }
 
 func flipBit(p string, off int64, bit int) error {

@@ -340,3 +340,104 @@ func TestDurableKeepsOneFile(t *testing.T) {
 		t.Errorf("a file Durable did not name survived: %v", err)
 	}
 }
+
+// A log preallocated with zeroes, as etcd's WAL and ZooKeeper's
+// transaction log are: the flips and the zeroed range land in its
+// records, not in the tail no reader reads.
+func TestCorruptSparesThePreallocatedTail(t *testing.T) {
+	fuseOrSkip(t)
+	l := layer(t, 3)
+	p := filepath.Join(l.Mountpoint(), "log.1")
+	records := bytes.Repeat([]byte{0x55}, 300)
+	writeFile(t, p, string(records), true)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0}, 8<<20-1); err != nil { // and a sparse tail beyond, as ZooKeeper pads
+		t.Fatal(err)
+	}
+	f.Close()
+	c, err := l.Corrupt(CorruptSpec{Files: "log.*", Bits: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range c.Flips {
+		if fl.Offset >= int64(len(records)) {
+			t.Errorf("a flip at byte %d, past the %d bytes of records, in the preallocated zeroes", fl.Offset, len(records))
+		}
+	}
+	c, err = l.Corrupt(CorruptSpec{Files: "log.*", Zero: 10})
+	if err != nil || len(c.Zeroed) != 1 {
+		t.Fatalf("zero: %+v, %v", c, err)
+	}
+	if z := c.Zeroed[0]; z.Offset+z.Length > int64(len(records)) {
+		t.Errorf("zeroed %d bytes at %d, past the %d bytes of records", z.Length, z.Offset, len(records))
+	}
+	if st, _ := os.Stat(p); st.Size() != 8<<20 {
+		t.Errorf("the log has %d bytes after its corruption, want %d", st.Size(), 8<<20)
+	}
+}
+
+func TestHeld(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		size    int64
+		nonzero []int64
+		want    int64
+	}{
+		{"all zeroes", 5000, nil, 5000},
+		{"no tail", 10, []int64{0, 9}, 10},
+		{"a tail", 3 << 20, []int64{0, 99}, 100},
+		{"the last byte of a chunk", 3 << 20, []int64{3<<20 - 1<<20 - 1}, 2 << 20},
+		{"the first byte of a chunk", 3 << 20, []int64{2 << 20}, 2<<20 + 1},
+		{"the first byte", 1 << 21, []int64{0}, 1},
+	} {
+		p := filepath.Join(dir, "f")
+		b := make([]byte, c.size)
+		for _, i := range c.nonzero {
+			b[i] = 7
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Held(p); err != nil || got != c.want {
+			t.Errorf("%s: Held = %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+	// Sparse files: holes before, between and after the data.
+	for _, c := range []struct {
+		name string
+		at   []int64 // a byte 7 written at each, the rest holes
+		size int64
+		want int64
+	}{
+		{"a hole after", []int64{99}, 8 << 20, 100},
+		{"holes between", []int64{0, 5<<20 + 5}, 8 << 20, 5<<20 + 6},
+		{"a hole before", []int64{3 << 20}, 3<<20 + 1, 3<<20 + 1},
+		{"only a hole", nil, 4 << 20, 4 << 20},
+	} {
+		p := filepath.Join(dir, "sparse")
+		os.Remove(p)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range c.at {
+			if _, err := f.WriteAt([]byte{7}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Truncate(c.size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got, err := Held(p); err != nil || got != c.want {
+			t.Errorf("%s: Held = %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+}
