@@ -268,7 +268,7 @@ func (n *Nemesis) Due(now time.Duration) []Action {
 		if it.end != nil {
 			out = append(out, n.end(it.end, it.at))
 		} else {
-			out = append(out, n.start(it.fs, it.at, ""))
+			out = append(out, n.start(it.fs, it.at, now, ""))
 		}
 	}
 	return out
@@ -289,7 +289,7 @@ func (n *Nemesis) Observe(e history.Event) []Action {
 			continue
 		}
 		fs.fired = true
-		out = append(out, n.start(fs, time.Duration(e.Time), fmt.Sprintf("on %s (event %d)", w, e.Index)))
+		out = append(out, n.start(fs, time.Duration(e.Time), time.Duration(e.Time), fmt.Sprintf("on %s (event %d)", w, e.Index)))
 	}
 	return out
 }
@@ -472,8 +472,9 @@ func lasts(f *Fault) bool {
 	return true
 }
 
-// start begins an occurrence of a fault at at.
-func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
+// start begins an occurrence of a fault due at at, started at now (the
+// same, or later when it was due while nothing could act).
+func (n *Nemesis) start(fs *faultState, at, now time.Duration, why string) Action {
 	f := fs.f
 	fs.count++
 	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseStart, Name: fmt.Sprintf("faults[%d]#%d", fs.index, fs.count)}
@@ -524,8 +525,11 @@ func (n *Nemesis) start(fs *faultState, at time.Duration, why string) Action {
 	if lasts(f) {
 		in := &instance{fs: fs, name: a.Name, nodes: nodes, detail: a.Detail}
 		n.active = append(n.active, in)
-		if f.For > 0 && at+f.For < n.cfg.Duration {
-			n.push(at+f.For, fs, in)
+		// It lasts for its whole length from when it starts: one due
+		// while the driver could not act (real servers not yet ready)
+		// starts late, and ends as late.
+		if end := max(at, now) + f.For; f.For > 0 && end < n.cfg.Duration {
+			n.push(end, fs, in)
 		}
 	}
 	if f.Kind.OnProcess() {

@@ -617,3 +617,15 @@ func TestHolderTargetsOnlyPause(t *testing.T) {
 		t.Errorf("pause of the holder: %v", err)
 	}
 }
+
+// A fault carried out late (due while the driver could not act: real
+// servers not yet ready) lasts its whole length from when it started.
+func TestLateStartKeepsItsLength(t *testing.T) {
+	n := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Nodes: []string{"n2"}}, At: 100 * ms, For: 200 * ms})
+	if got := steps(n.Due(250 * ms)); !reflect.DeepEqual(got, []step{{100 * ms, "pause start", "n2"}}) {
+		t.Fatalf("late start: %v", got)
+	}
+	if at, ok := n.Next(); !ok || at != 450*ms {
+		t.Errorf("the pause ends at %v (planned %v), want 450ms: 200ms from its start at 250ms", at, ok)
+	}
+}
