@@ -43,10 +43,21 @@ var reaper groupReaper
 type groupReaper struct {
 	once sync.Once
 	mu   sync.Mutex
-	in   io.WriteCloser // nil when the reaper could not start
+	in   io.WriteCloser // nil when the reaper could not start, or has gone
+	// Lines are written in batches: a teller appends its line to pending
+	// and waits until a write has carried it (written counts the lines
+	// carried, queued those appended). One teller writes at a time, with
+	// whatever the others appended meanwhile, so that a thousand starts at
+	// once wait for a few writes, not for a thousand in a row, each of
+	// which may wait for the shell to be scheduled.
+	pending         []byte
+	queued, written uint64
+	writing         bool
+	wrote           *sync.Cond
 }
 
 func (r *groupReaper) start() {
+	r.wrote = sync.NewCond(&r.mu)
 	cmd := exec.Command("/bin/sh", "-c", reaperScript)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not the terminal's group
 	in, err := cmd.StdinPipe()
@@ -72,6 +83,8 @@ func (r *groupReaper) forget(pgid int) { r.tell('-', pgid) }
 func WatchCgroup(path string)  { reaper.tell('c', path) }
 func ForgetCgroup(path string) { reaper.tell('C', path) }
 
+// tell writes one line to the reaper, and returns once it is written (or
+// the reaper is gone).
 func (r *groupReaper) tell(op byte, what any) {
 	r.once.Do(r.start)
 	r.mu.Lock()
@@ -79,7 +92,25 @@ func (r *groupReaper) tell(op byte, what any) {
 	if r.in == nil {
 		return
 	}
-	if _, err := fmt.Fprintf(r.in, "%c %v\n", op, what); err != nil {
-		r.in = nil // the reaper is gone; nodes still die with the harness
+	r.pending = fmt.Appendf(r.pending, "%c %v\n", op, what)
+	r.queued++
+	mine := r.queued
+	for r.written < mine && r.in != nil {
+		if r.writing {
+			r.wrote.Wait()
+			continue
+		}
+		r.writing = true
+		batch, upto, in := r.pending, r.queued, r.in
+		r.pending = nil
+		r.mu.Unlock()
+		_, err := in.Write(batch)
+		r.mu.Lock()
+		r.writing = false
+		r.written = upto
+		if err != nil {
+			r.in = nil // the reaper is gone; nodes still die with the harness
+		}
+		r.wrote.Broadcast()
 	}
 }
