@@ -68,6 +68,11 @@ type run struct {
 	// program is the executable of an algorithm that is a program of its
 	// own (memberlist), found before any node starts; "" for the others.
 	program string
+
+	// initHead and initTail are every node's init body before and after
+	// its node_id, encoded once (initBody).
+	initOnce           sync.Once
+	initHead, initTail []byte
 }
 
 // Run runs a scenario with real processes and returns its results and its
