@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,17 +139,7 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 	hs := &handshake{}
 	go r.read(m, p, inc, hs, answered, ready, abandoned, done)
 
-	init := wire.InitBody{
-		Type: "init", MsgID: 1, NodeID: m.name, NodeIDs: r.names, IDs: r.sc.IDs,
-		Algorithm: r.sc.Algorithm, Params: r.sc.Params, Seed: r.sc.Seed, Checksums: r.sc.ChecksumsOn(),
-		ClockRate: rate,
-	}
-	if r.sc.Command != nil {
-		init.Algorithm = "" // a foreign node runs what it runs
-	}
-	init.DeferStart = r.sc.DefersStart()
-	body, _ := json.Marshal(init)
-	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: body}).Append(nil)
+	line := (&wire.Envelope{Src: wire.Harness, Dest: m.name, Body: r.initBody(m.name, rate)}).Append(nil)
 	log, limit := filepath.Join(r.dir, m.name+".log"), r.sc.InitLimit()
 	if _, err := p.Stdin.Write(line); err != nil {
 		// It exited (or closed its stdin) before reading init.
@@ -174,6 +165,39 @@ func (r *run) startNode(m *member) (<-chan struct{}, error) {
 		<-done
 		return nil, silentError(m.name, log, limit, hs)
 	}
+}
+
+// initMessage is the init of node name, under a clock rate (0 for none).
+func (r *run) initMessage(name string, rate float64) wire.InitBody {
+	init := wire.InitBody{
+		Type: "init", MsgID: 1, NodeID: name, NodeIDs: r.names, IDs: r.sc.IDs,
+		Algorithm: r.sc.Algorithm, Params: r.sc.Params, Seed: r.sc.Seed, Checksums: r.sc.ChecksumsOn(),
+		ClockRate: rate, DeferStart: r.sc.DefersStart(),
+	}
+	if r.sc.Command != nil {
+		init.Algorithm = "" // a foreign node runs what it runs
+	}
+	return init
+}
+
+// initBody is initMessage encoded. Every node's init is the same but for
+// its node_id (and its clock_rate under a clock fault), and names every
+// node: the rest is encoded once per run and each node's id put in, so
+// that a thousand starts do not encode a thousand names each.
+func (r *run) initBody(name string, rate float64) []byte {
+	r.initOnce.Do(func() {
+		body, _ := json.Marshal(r.initMessage("", 0))
+		if i := bytes.Index(body, []byte(`"node_id":""`)); i >= 0 {
+			r.initHead, r.initTail = body[:i+len(`"node_id":`)], body[i+len(`"node_id":""`):]
+		}
+	})
+	if rate != 0 || r.initHead == nil {
+		body, _ := json.Marshal(r.initMessage(name, rate))
+		return body
+	}
+	id, _ := json.Marshal(name) // a string always marshals
+	b := make([]byte, 0, len(r.initHead)+len(id)+len(r.initTail))
+	return append(append(append(b, r.initHead...), id...), r.initTail...)
 }
 
 // nodeArgv is the command line of a node process: the scenario's command,

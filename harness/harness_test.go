@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
 )
 
 // The delay queue runs items in due order, ties in push order, whatever
@@ -67,5 +70,30 @@ func TestEnqueueNeverBlocks(t *testing.T) {
 	}
 	if drops != 3 {
 		t.Errorf("%d drop events, want 3", drops)
+	}
+}
+
+// Every node's init body, put together from the part encoded once per run,
+// is the init encoded whole: for built-in and foreign nodes, with ids,
+// params and a seed, and with a clock rate (encoded whole).
+func TestInitBodyIsTheInitEncoded(t *testing.T) {
+	for _, text := range []string{
+		"name = \"a\"\nalgorithm = \"chang-roberts\"\nnodes = 3\nduration = \"1s\"\n",
+		"name = \"b\"\nalgorithm = \"bully\"\nnodes = 3\nids = [7, 3, 5]\nseed = 42\nchecksums = true\nduration = \"1s\"\n[params]\nt_trans = \"20ms\"\n",
+		"name = \"c\"\ncommand = [\"./node\", \"--flag\"]\nnodes = 2\nduration = \"1s\"\n",
+	} {
+		sc, err := scenario.Parse("init.toml", text)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		r := &run{sc: sc, names: sc.NodeNames()}
+		for _, name := range append(sc.NodeNames(), `odd "name" <&>`) {
+			for _, rate := range []float64{0, 2} {
+				want, _ := json.Marshal(r.initMessage(name, rate))
+				if got := r.initBody(name, rate); !bytes.Equal(got, want) {
+					t.Errorf("%s, %s at rate %v: init body\n%s\nwant\n%s", sc.Name, name, rate, got, want)
+				}
+			}
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
@@ -68,6 +69,11 @@ type run struct {
 	// program is the executable of an algorithm that is a program of its
 	// own (memberlist), found before any node starts; "" for the others.
 	program string
+
+	// initHead and initTail are every node's init body before and after
+	// its node_id, encoded once (initBody).
+	initOnce           sync.Once
+	initHead, initTail []byte
 }
 
 // Run runs a scenario with real processes and returns its results and its
@@ -244,6 +250,9 @@ func (r *run) startAll(zero func(took time.Duration)) error {
 // openGate makes now the run's zero: the meta event is recorded and the
 // nodes' readers may record.
 func (r *run) openGate(zero func(took time.Duration)) {
+	// The reaper is told of the nodes' groups without their starts
+	// waiting; a coup killed once they are up leaves none behind.
+	proc.SyncReaper()
 	r.zero = time.Now()
 	zero(r.log.SetZero(r.zero))
 	close(r.gate)

@@ -108,8 +108,13 @@ type Run struct {
 	cfg Config
 	d   Driver
 
-	mu       sync.Mutex
-	seen     []history.Event // recorded events the nemesis has yet to observe
+	mu   sync.Mutex
+	seen []history.Event // recorded events the nemesis has yet to observe
+	// spare is the slice the last take returned, which seen becomes at
+	// the next: a step is done with what it took before the next takes,
+	// so that the events watched between steps go into an array already
+	// made rather than one grown from nothing each step.
+	spare    []history.Event
 	watching bool
 	wake     chan struct{}
 	// pending is len(seen) > 0, set and cleared under mu: the simulator
@@ -179,7 +184,8 @@ func (r *Run) take() []history.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.seen
-	r.seen = nil
+	clear(r.spare) // drop the events of two steps ago
+	r.seen, r.spare = r.spare[:0], out
 	r.pending.Store(false)
 	return out
 }
@@ -188,7 +194,7 @@ func (r *Run) take() []history.Event {
 func (r *Run) unwatch() {
 	r.mu.Lock()
 	r.watching = false
-	r.seen = nil
+	r.seen, r.spare = nil, nil
 	r.pending.Store(false)
 	r.mu.Unlock()
 }

@@ -110,8 +110,10 @@ type Net struct {
 	// the net's stream (see Config.Spread).
 	Spread func(l Link) float64
 
-	rng  *rand.Rand
-	last map[Link]time.Duration // latest delivery time per link
+	rng *rand.Rand
+	// last is the latest delivery time per link, in a cell of its own, so
+	// that a copy looks its link up once for reading and noting it.
+	last map[Link]*time.Duration
 	// floor is the latest delivery time of the copies decided by the
 	// plain path (see DecideInto), which notes no link: every link counts
 	// as having a delivery due then.
@@ -122,7 +124,7 @@ type Net struct {
 
 // NewNet returns a network drawing its random choices from rng.
 func NewNet(latency, jitter time.Duration, fifo bool, rng *rand.Rand) *Net {
-	return &Net{Latency: latency, Jitter: jitter, FIFO: fifo, rng: rng, last: map[Link]time.Duration{}}
+	return &Net{Latency: latency, Jitter: jitter, FIFO: fifo, rng: rng, last: map[Link]*time.Duration{}}
 }
 
 func (n *Net) add(r *rule) { n.rules = append(n.rules, r) }
@@ -159,12 +161,13 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	l := m.Link
 	if t := n.timely(l); t != nil {
 		d := min(n.base(l), t.delta)
+		cell := n.cell(l)
 		if n.FIFO {
-			if at, last := now+d, n.lastOn(l); at < last && last-now <= t.delta {
+			if at, last := now+d, n.lastOn(cell); at < last && last-now <= t.delta {
 				d = last - now
 			}
 		}
-		n.note(l, now+d)
+		n.note(cell, now+d)
 		c := Copy{Delay: d}
 		n.alter(&c, m, true)
 		return Fate{Copies: append(buf[:0], c)}
@@ -190,6 +193,7 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 		reorder = reorder || (r.kind == Delay && r.links.covers(l))
 	}
 	f := Fate{Copies: slices.Grow(buf[:0], copies)[:copies]}
+	cell := n.cell(l)
 	for i := range f.Copies {
 		d := n.base(l)
 		for _, r := range n.rules {
@@ -198,10 +202,10 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 			}
 		}
 		d = max(d, 0)
-		if last := n.lastOn(l); n.FIFO && !reorder && now+d < last {
+		if last := n.lastOn(cell); n.FIFO && !reorder && now+d < last {
 			d = last - now
 		}
-		n.note(l, now+d)
+		n.note(cell, now+d)
 		c := Copy{Delay: d, Duplicate: i > 0}
 		n.alter(&c, m, false)
 		f.Copies[i] = c
@@ -258,9 +262,20 @@ func (n *Net) base(l Link) time.Duration {
 	return d
 }
 
-func (n *Net) note(l Link, at time.Duration) {
-	if at > n.last[l] {
-		n.last[l] = at
+// cell is l's latest delivery time, made (zero, none yet) if l has none.
+func (n *Net) cell(l Link) *time.Duration {
+	c := n.last[l]
+	if c == nil {
+		c = new(time.Duration)
+		n.last[l] = c
+	}
+	return c
+}
+
+// note notes a delivery due at on the link whose cell c is.
+func (n *Net) note(c *time.Duration, at time.Duration) {
+	if at > *c {
+		*c = at
 	}
 	n.max = max(n.max, at)
 }
@@ -268,9 +283,9 @@ func (n *Net) note(l Link, at time.Duration) {
 // latest is the latest delivery time noted on any link.
 func (n *Net) latest() time.Duration { return n.max }
 
-// lastOn is the latest delivery time due on l: its own, or the plain
-// path's, which counts for every link.
-func (n *Net) lastOn(l Link) time.Duration { return max(n.last[l], n.floor) }
+// lastOn is the latest delivery time due on the link whose cell c is: its
+// own, or the plain path's, which counts for every link.
+func (n *Net) lastOn(c *time.Duration) time.Duration { return max(*c, n.floor) }
 
 // alter applies jokers and, unless the link is timely, corruptions.
 func (n *Net) alter(c *Copy, m Msg, timely bool) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"sync"
 
 	"github.com/coupharness/coup/checks"
 )
@@ -20,14 +21,18 @@ func windowCSS(n int) template.CSS {
 	return template.CSS(strings.Join(rules, ",\n") + " { display: block; }")
 }
 
-var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"secs": secs,
-	"fold": fold,
-	"dur":  dur,
-	"verdictClass": func(v checks.Validity) string {
-		return "v-" + v.String()
-	},
-}).Parse(`<!DOCTYPE html>
+// reportTemplate is the page's template, parsed when a first page is
+// written: every coup process (a node too) would parse it at its start
+// otherwise, the largest part of the binary's initialisation.
+var reportTemplate = sync.OnceValue(func() *template.Template {
+	t := template.Must(template.New("report").Funcs(template.FuncMap{
+		"secs": secs,
+		"fold": fold,
+		"dur":  dur,
+		"verdictClass": func(v checks.Validity) string {
+			return "v-" + v.String()
+		},
+	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -195,3 +200,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 </body>
 </html>
 `))
+	template.Must(t.New("operations").Parse(opsTemplate))
+	template.Must(t.New("links").Parse(linksTemplate))
+	return t
+})

@@ -80,7 +80,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	}
 	page.Stats = statRows(&res.Stats)
 	var buf bytes.Buffer
-	if err := reportTemplate.Execute(&buf, &page); err != nil {
+	if err := reportTemplate().Execute(&buf, &page); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
 	_, err := w.Write(buf.Bytes())

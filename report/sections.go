@@ -9,12 +9,7 @@ import (
 
 // The page's sections drawn by ops.go and links.go, and its header's
 // words for what ran, as templates of the page's own (page.go calls them
-// by name).
-
-func init() {
-	template.Must(reportTemplate.New("operations").Parse(opsTemplate))
-	template.Must(reportTemplate.New("links").Parse(linksTemplate))
-}
+// by name; reportTemplate parses them).
 
 const opsTemplate = `<h2 id="operations">Operations</h2>
 <p class="key">The clients' operations over time, as Jepsen's latency and rate graphs: above, a dot per completed operation at the time it was invoked and as high as it took (a logarithmic axis), coloured by how it ended and shaped by what it asked; below, the operations completed per second by how they ended, in bins of {{.Bin}}. An operation that timed out is info: it may or may not have happened, and stands at the client's timeout. Yellow bands are the nemesis's faults. Hover over a dot for the client, the node and the time.</p>

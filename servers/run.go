@@ -11,6 +11,7 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
@@ -173,6 +174,7 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		return nil
 	}
 	step, err := r.startAll(ctx)
+	proc.SyncReaper() // a coup killed once the servers are up leaves none behind
 	r.zeroMu.Lock()
 	r.zero = time.Now()
 	r.zeroMu.Unlock()

@@ -26,7 +26,7 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	s.cnt.sent++
 	s.cnt.sentBy[mtype]++
 	if s.cfg.RecordMessages {
-		s.record(history.Event{Kind: history.KindMsg, What: history.MsgSend, Msg: id, Src: from.name, Dest: to, MType: mtype})
+		s.recordMsg(history.MsgSend, id, from.name, to, mtype, "")
 	}
 	link := nemesis.Link{From: from.name, To: to}
 	var body []byte
@@ -49,7 +49,7 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	for range len(fate.Copies) - 1 {
 		s.cnt.duplicated++
 		if s.cfg.RecordMessages {
-			s.record(history.Event{Kind: history.KindMsg, What: history.MsgDuplicate, Msg: id, Src: from.name, Dest: to, MType: mtype})
+			s.recordMsg(history.MsgDuplicate, id, from.name, to, mtype, "")
 		}
 	}
 	it := item{kind: kDeliver, to: dest.index, from: from.index, id: id, msg: m}
@@ -104,7 +104,7 @@ func (s *Sim) handOver(n *node, it *item) {
 	}
 	s.cnt.delivered++
 	if s.cfg.RecordMessages {
-		s.record(history.Event{Kind: history.KindMsg, What: history.MsgDeliver, Msg: it.id, Src: from, Dest: n.name, MType: mtype})
+		s.recordMsg(history.MsgDeliver, it.id, from, n.name, mtype, "")
 	}
 	if it.x != nil {
 		n.receiveBytes(from, it)
@@ -144,7 +144,7 @@ func (s *Sim) drop(it *item, to *node, reason string) {
 	s.cnt.dropped++
 	s.cnt.dropBy[reason]++
 	if s.cfg.RecordMessages {
-		s.record(history.Event{Kind: history.KindMsg, What: history.MsgDrop, Msg: it.id, Src: s.nodes[it.from].name, Dest: to.name, MType: it.msg.Type(), Reason: reason})
+		s.recordMsg(history.MsgDrop, it.id, s.nodes[it.from].name, to.name, it.msg.Type(), reason)
 	}
 }
 

@@ -52,21 +52,37 @@ func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
 // record stamps e with the next index and the current time, keeps it and
 // returns the kept event.
 func (r *recorder) record(e history.Event) *history.Event {
+	kept := r.slot()
+	e.Index, e.Time = kept.Index, kept.Time
+	*kept = e
+	r.filled(kept)
+	return kept
+}
+
+// slot keeps a new event, with nothing in it but the next index and the
+// current time, and returns it, for the caller to fill in where it is kept
+// and then to hand to filled: an event is about 400 bytes, and a
+// message's, most of a history, is then written once, not copied twice.
+func (r *recorder) slot() *history.Event {
 	t := max(r.clock(), r.last)
 	r.last = t
-	e.Index, e.Time = r.n, t
-	r.n++
 	if len(r.cur) == cap(r.cur) {
 		r.chunks = append(r.chunks, r.cur)
 		r.cur = make([]history.Event, 0, min(2*cap(r.cur), maxChunk))
 	}
-	r.cur = append(r.cur, e)
-	r.all = nil
+	r.cur = r.cur[:len(r.cur)+1]
 	kept := &r.cur[len(r.cur)-1]
-	if r.w != nil && r.err == nil {
-		r.write(kept)
-	}
+	*kept = history.Event{Index: r.n, Time: t} // a recycled array holds an old event here
+	r.n++
+	r.all = nil
 	return kept
+}
+
+// filled writes an event slot returned, once filled in.
+func (r *recorder) filled(e *history.Event) {
+	if r.w != nil && r.err == nil {
+		r.write(e)
+	}
 }
 
 func (r *recorder) write(e *history.Event) {

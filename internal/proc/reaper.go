@@ -43,10 +43,21 @@ var reaper groupReaper
 type groupReaper struct {
 	once sync.Once
 	mu   sync.Mutex
-	in   io.WriteCloser // nil when the reaper could not start
+	in   io.WriteCloser // nil when the reaper could not start, or has gone
+	// Lines are written in batches, by one goroutine at a time (writing),
+	// with whatever was told meanwhile (pending): a teller does not wait
+	// for its line, so that a thousand starts at once do not queue behind
+	// the writes, or behind each other's wake-ups (which, at a second of a
+	// thousand nodes' start, cost more than the writes). queued counts the
+	// lines told, written those carried; Sync waits for them to meet.
+	pending         []byte
+	queued, written uint64
+	writing         bool
+	wrote           *sync.Cond
 }
 
 func (r *groupReaper) start() {
+	r.wrote = sync.NewCond(&r.mu)
 	cmd := exec.Command("/bin/sh", "-c", reaperScript)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not the terminal's group
 	in, err := cmd.StdinPipe()
@@ -68,10 +79,12 @@ func (r *groupReaper) forget(pgid int) { r.tell('-', pgid) }
 
 // WatchCgroup tells the reaper of a cgroup (a folder without spaces)
 // whose processes it must kill, and which it must remove, if coup is
-// killed before it does so itself; ForgetCgroup, that it is gone.
-func WatchCgroup(path string)  { reaper.tell('c', path) }
-func ForgetCgroup(path string) { reaper.tell('C', path) }
+// killed before it does so itself; ForgetCgroup, that it is gone. Both
+// return once the reaper has the line.
+func WatchCgroup(path string)  { reaper.tell('c', path); SyncReaper() }
+func ForgetCgroup(path string) { reaper.tell('C', path); SyncReaper() }
 
+// tell hands one line to the reaper's writer, started if none runs.
 func (r *groupReaper) tell(op byte, what any) {
 	r.once.Do(r.start)
 	r.mu.Lock()
@@ -79,7 +92,42 @@ func (r *groupReaper) tell(op byte, what any) {
 	if r.in == nil {
 		return
 	}
-	if _, err := fmt.Fprintf(r.in, "%c %v\n", op, what); err != nil {
-		r.in = nil // the reaper is gone; nodes still die with the harness
+	r.pending = fmt.Appendf(r.pending, "%c %v\n", op, what)
+	r.queued++
+	if !r.writing {
+		r.writing = true
+		go r.write()
+	}
+}
+
+// write writes what is pending until nothing is.
+func (r *groupReaper) write() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.pending) > 0 && r.in != nil {
+		batch, upto, in := r.pending, r.queued, r.in
+		r.pending = nil
+		r.mu.Unlock()
+		_, err := in.Write(batch)
+		r.mu.Lock()
+		r.written = upto
+		if err != nil {
+			r.in = nil // the reaper is gone; nodes still die with the harness
+		}
+		r.wrote.Broadcast()
+	}
+	r.writing = false
+	r.wrote.Broadcast()
+}
+
+// SyncReaper returns once the reaper has been told of every process group
+// and cgroup told so far (or is gone): coup run calls it before it says
+// its nodes are up, so that a coup killed from then on leaves none behind.
+func SyncReaper() {
+	r := &reaper
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.in != nil && r.written < r.queued {
+		r.wrote.Wait()
 	}
 }

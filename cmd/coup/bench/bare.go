@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/coupharness/coup/nodes/wire"
 )
 
 // The startup part's floor: the same start as coup's, with nothing of
@@ -53,17 +55,14 @@ func bareStartMain(args []string) int {
 	return 0
 }
 
-// bareInit is the line a bare process is told: an envelope of the shape
-// and length of coup's init, whose node_ids are every node's.
+// bareInit is the line a bare process is told: coup's init to a built-in
+// node of the benchmark's scenario, of the same fields and length: every
+// node's name and election id (1..n), the algorithm, the seed, checksums
+// on and the start deferred.
 type bareInit struct {
-	Src  string `json:"src"`
-	Dest string `json:"dest"`
-	Body struct {
-		Type    string   `json:"type"`
-		MsgID   int      `json:"msg_id"`
-		NodeID  string   `json:"node_id"`
-		NodeIDs []string `json:"node_ids"`
-	} `json:"body"`
+	Src  string        `json:"src"`
+	Dest string        `json:"dest"`
+	Body wire.InitBody `json:"body"`
 }
 
 func runBareStart(n int, dir string) error {
@@ -74,9 +73,9 @@ func runBareStart(n int, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	names := make([]string, n)
+	names, ids := make([]string, n), make([]int, n)
 	for i := range names {
-		names[i] = "n" + strconv.Itoa(i+1)
+		names[i], ids[i] = "n"+strconv.Itoa(i+1), i+1
 	}
 	type started struct {
 		cmd   *exec.Cmd
@@ -86,7 +85,7 @@ func runBareStart(n int, dir string) error {
 	results := make(chan started, n)
 	for _, name := range names {
 		go func() {
-			cmd, stdin, err := startBareNode(exe, name, names, dir)
+			cmd, stdin, err := startBareNode(exe, name, names, ids, dir)
 			results <- started{cmd, stdin, err}
 		}()
 	}
@@ -116,7 +115,7 @@ func runBareStart(n int, dir string) error {
 
 // startBareNode starts one bare process, tells it its line and waits for its
 // answer.
-func startBareNode(exe, name string, names []string, dir string) (*exec.Cmd, io.WriteCloser, error) {
+func startBareNode(exe, name string, names []string, ids []int, dir string) (*exec.Cmd, io.WriteCloser, error) {
 	logf, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, err
@@ -139,7 +138,8 @@ func startBareNode(exe, name string, names []string, dir string) (*exec.Cmd, io.
 	}
 	var init bareInit
 	init.Src, init.Dest = "coup", name
-	init.Body.Type, init.Body.MsgID, init.Body.NodeID, init.Body.NodeIDs = "init", 1, name, names
+	init.Body = wire.InitBody{Type: "init", MsgID: 1, NodeID: name, NodeIDs: names, IDs: ids,
+		Algorithm: "chang-roberts", Seed: 1, Checksums: true, DeferStart: true}
 	line, _ := json.Marshal(init)
 	fail := func(err error) (*exec.Cmd, io.WriteCloser, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -139,8 +139,11 @@ func measureStartup(ctx context.Context, cfg *Config, n int, dir string) (Startu
 	}
 	store := filepath.Join(dir, "store")
 	defer os.RemoveAll(store)
-	for range startupRounds {
-		bare := append(append([]string(nil), cfg.Probe...), bareStartArgs(n, store)...)
+	for round := range startupRounds {
+		// A folder of its own each round, as each coup run has: every
+		// node's log is a new file, in the bare start as in coup's.
+		logs := filepath.Join(store, fmt.Sprintf("bare-%d-%d", n, round+1))
+		bare := append(append([]string(nil), cfg.Probe...), bareStartArgs(n, logs)...)
 		r, err := runStartup(ctx, bare, n)
 		if err != nil {
 			return s, fmt.Errorf("the bare start: %w", err)
