@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -436,5 +437,62 @@ func TestGuidedDrawsAfreshWhenDry(t *testing.T) {
 	}
 	if dryShare(0) != 0 || dryShare(drySpell/2) <= 0 || dryShare(drySpell) != dryShare(10*drySpell) {
 		t.Errorf("dry shares %v %v %v", dryShare(0), dryShare(drySpell/2), dryShare(drySpell))
+	}
+}
+
+// When the checks judge acknowledged writes and the vocabulary has disk
+// faults, an entry's two aims run at once are power failures (a crash
+// whose disk loses what was not synced) at the operation under way:
+// the first of every host where the vocabulary lets a crash hit all,
+// the second of the moment's node (the leader, on a real driver); else
+// both of the moment's node. Without disk faults they are partitions.
+func TestStoresAimPowerFailuresWithDiskFaults(t *testing.T) {
+	for _, c := range []struct {
+		kinds, targets string
+		want           [2]string // the aims' kind, power failure and target
+	}{
+		{`["crash", "disk", "partition"]`, `["one", "all"]`, [2]string{"crash lose-unsynced all", "crash lose-unsynced n2"}},
+		{`["crash", "disk"]`, `["one"]`, [2]string{"crash lose-unsynced n2", "crash lose-unsynced n2"}},
+		{`["crash", "partition"]`, `["one", "all"]`, [2]string{"partition  n2", "partition  n2"}},
+	} {
+		sc, err := scenario.Parse("power.toml", `nodes = 3
+duration = "10s"
+
+[server]
+preset = "etcd"
+
+[workload]
+kind = "set"
+
+[explore]
+kinds = `+c.kinds+`
+targets = `+c.targets+`
+shapes = ["isolate"]
+triggers = ["time"]
+at = ["300ms", "900ms"]
+
+[checks]
+run = ["lost-writes"]
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := int64(1); seed <= 8; seed++ {
+			st, _ := newStrategy(Guided, sc, seed, 0, 8)
+			g := st.(*guided)
+			first := g.next(0, 0)
+			g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: []Moment{
+				{At: 500 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "add"},
+				{At: 520 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "add"},
+			}})
+			for i, want := range c.want {
+				child := g.next(i+1, i+1)
+				f := child.Faults[len(child.Faults)-1]
+				got := fmt.Sprintf("%s %s %s", f.Kind, f.Disk, strings.Join(f.Target.Names, ","))
+				if got != want {
+					t.Errorf("kinds %s, targets %s, seed %d: aim %d is %q (%s), want %q", c.kinds, c.targets, seed, i+1, got, child, want)
+				}
+			}
+		}
 	}
 }

@@ -63,6 +63,7 @@ func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax
 		}
 		return &guided{
 			d: d, seed: seed, seen: map[string]struct{}{}, focus: focusOf(sc.Checks.Run), cut: cutsFirst(sc.Checks.Run),
+			power:  powerFirst(sc.Checks.Run, d.v.Kinds),
 			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
 			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
 			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
@@ -151,6 +152,10 @@ type guided struct {
 	// cut: the checks are a store's, about a leader cut off (cutsFirst):
 	// the first tries at their moments are partitions.
 	cut bool
+	// power: the checks judge lost writes and the vocabulary has power
+	// failures (powerFirst): the first tries at their moments are power
+	// failures, every host's and the leader's.
+	power bool
 	// stale counts the lane's runs since one showed something new.
 	stale int
 	// focus is the kinds of moment the scenario's checks are about
@@ -179,6 +184,9 @@ type planned struct {
 	// faults still in force there dropped (an entry's second now aim;
 	// its first keeps them, which may have brought the moment about).
 	alone bool
+	// power: the aim is a power failure (a crash whose disk loses what
+	// was not synced); all: of every host at once.
+	power, all bool
 }
 
 // focusOf is the kinds of moment a scenario's checks are about, the most
@@ -222,6 +230,18 @@ func cutsFirst(run []string) bool {
 		}
 	}
 	return false
+}
+
+// powerFirst reports whether a store's first tries at its checks'
+// moments are best power failures: the checks judge acknowledged writes
+// (lost-writes, kv-linearizable) and the vocabulary has crashes and disk
+// faults, so that a crash may be a power failure. A vocabulary of disk
+// faults is a storage test's: it asks whether what was acknowledged was
+// synced, which a power failure while writes are under way answers, of
+// every host at once (what no replica kept is gone) and of the leader's
+// (what it acknowledged before syncing it).
+func powerFirst(run []string, kinds []nemesis.Kind) bool {
+	return cutsFirst(run) && slices.Contains(kinds, nemesis.Crash) && slices.Contains(kinds, nemesis.Disk)
 }
 
 // Bounds of a plan's aims run at once: per new entry, the first aims at
@@ -274,6 +294,12 @@ func (g *guided) next(t, i int) Schedule {
 		f := g.aimAtMoment(&child, mo, true, p.kind, p.alone)
 		if p.now {
 			g.longest(f)
+		}
+		if p.power {
+			f.Disk = string(nemesis.LoseUnsynced)
+			if p.all {
+				f.Target = scenario.Target{Names: []string{string(nemesis.All)}, Set: true}
+			}
 		}
 		g.made[t] = m
 		return child
@@ -413,6 +439,12 @@ func (g *guided) plan(e *entry, drawn bool) {
 			continue
 		}
 		switch {
+		case g.power:
+			faults = []nemesis.Kind{nemesis.Crash}
+			// every host first, where the vocabulary lets a crash hit
+			// all; then (or else) the leader the moment gives
+			aims[i].power = true
+			aims[i].all = i == 0 && slices.Contains(g.d.targets(nemesis.Crash), string(nemesis.All))
 		case g.cut && slices.Contains(g.d.v.Kinds, nemesis.Partition):
 			faults = []nemesis.Kind{nemesis.Partition}
 		case faults == nil:
