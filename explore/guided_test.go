@@ -496,3 +496,41 @@ run = ["lost-writes"]
 		}
 	}
 }
+
+// For an election's checks, a run drawn afresh whose leader stood
+// through the vocabulary's starts (its one claim came before them) has
+// no leader change to aim at: its first aim is at that leader from the
+// first start, lasting the longest the vocabulary allows. A run with a
+// change to aim at aims at the change.
+func TestAimsAtTheLeaderThatStood(t *testing.T) {
+	sc, err := scenario.Parse("aims.toml", aimScenario+"\n[checks]\nrun = [\"two-leaders\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := []Moment{
+		{At: 100 * time.Millisecond, What: scenario.TriggerLeader, Node: "n2", Value: "n2"},
+		{At: 110 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n2"},
+		{At: 120 * time.Millisecond, What: scenario.TriggerLeader, Node: "n3", Value: "n2"},
+	}
+	change := Moment{At: 600 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"}
+	for seed := int64(1); seed <= 8; seed++ {
+		for _, c := range []struct {
+			moments []Moment
+			at      time.Duration
+			target  string
+		}{
+			{claims, 300 * time.Millisecond, "n2"},
+			{append(slices.Clone(claims), change), 600 * time.Millisecond, "n3"},
+		} {
+			st, _ := newStrategy(Guided, sc, seed, 0, 8)
+			g := st.(*guided)
+			first := g.next(0, 0)
+			g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: c.moments})
+			child := g.next(1, 1)
+			f := child.Faults[len(child.Faults)-1]
+			if f.At.D > c.at || f.At.D < c.at-time.Millisecond || f.Target.Names[0] != c.target || f.For.D != 640*time.Millisecond {
+				t.Errorf("seed %d, %d moments: the first aim %q, want %s held 640ms from just before %s", seed, len(c.moments), child, c.target, c.at)
+			}
+		}
+	}
+}
