@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coupharness/coup/explore"
@@ -39,6 +40,34 @@ var Zoo = []ZooBug{
 	{File: "tcp-leader-async.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-serializable-reads.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-lock-paused-holder.toml", Campaigns: 3, Budget: 5},
+}
+
+// ZooNamed is the bugs of Zoo whose files are named (a file's name in
+// the zoo's folder, ".toml" optional), in the order named, each once;
+// an error names a file that is not the zoo's, and the zoo's files.
+func ZooNamed(names []string) ([]ZooBug, error) {
+	var out []ZooBug
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if !strings.HasSuffix(name, ".toml") {
+			name += ".toml"
+		}
+		i := slices.IndexFunc(Zoo, func(b ZooBug) bool { return b.File == name })
+		if i < 0 {
+			var known []string
+			for _, b := range Zoo {
+				known = append(known, b.File)
+			}
+			return nil, fmt.Errorf("%q is no bug of the zoo (known: %s)", name, strings.Join(known, ", "))
+		}
+		if !slices.ContainsFunc(out, func(b ZooBug) bool { return b.File == name }) {
+			out = append(out, Zoo[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no bug named")
+	}
+	return out, nil
 }
 
 // RunnerFunc makes the runner of a scenario's default driver, storing

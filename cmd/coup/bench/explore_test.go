@@ -52,3 +52,23 @@ func TestPrintExplore(t *testing.T) {
 		}
 	}
 }
+
+// --zoo names bugs of the zoo by file, ".toml" optional: each once, in
+// the order named, with the zoo's campaigns and budget; a file that is
+// not the zoo's is refused by name.
+func TestZooNamed(t *testing.T) {
+	bugs, err := ZooNamed([]string{"bully-replace.toml", " etcd-lock-paused-holder", "bully-replace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bugs) != 2 || bugs[0] != Zoo[0] || bugs[1].File != "etcd-lock-paused-holder.toml" || bugs[1].Budget == 0 {
+		t.Fatalf("bugs %+v, want bully-replace and etcd-lock-paused-holder as the zoo has them", bugs)
+	}
+	for _, bad := range [][]string{{"bully-replace", "no-such-bug.toml"}, {""}, {}} {
+		if _, err := ZooNamed(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		} else if len(bad) == 2 && !strings.Contains(err.Error(), `"no-such-bug.toml"`) {
+			t.Errorf("%q: %v, want the file named", bad, err)
+		}
+	}
+}
