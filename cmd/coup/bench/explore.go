@@ -142,14 +142,22 @@ func runExplorePart(ctx context.Context, cfg *Config, dir string, progress func(
 // firstViolation runs one campaign until its first run with a violation
 // (a check false) and returns how many runs it took, that run counted,
 // and the wall time until it was judged; found is false when the budget
-// was spent first (runs is then the budget).
+// was spent first (runs is then the budget). A campaign none of whose
+// runs had a verdict (the servers did not start) is an error, not a
+// miss.
 func firstViolation(ctx context.Context, sc *scenario.Scenario, runner explore.Runner, strat string, seed int64, budget int) (runs int, wall time.Duration, found bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
+	judged, note := 0, ""
 	camp := explore.Campaign{
 		Scenario: sc, Runner: runner, Strategy: strat, Seed: seed, Runs: budget,
 		Progress: func(p explore.CampaignProgress) {
+			if p.Last.Valid == "true" || p.Last.Valid == "false" {
+				judged++
+			} else if note == "" {
+				note = p.Last.Error
+			}
 			if !found && p.Last.Valid == "false" {
 				found, runs, wall = true, p.Last.Run, time.Since(start)
 				cancel()
@@ -165,6 +173,9 @@ func firstViolation(ctx context.Context, sc *scenario.Scenario, runner explore.R
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, 0, false, err
+	}
+	if judged == 0 {
+		return 0, 0, false, fmt.Errorf("no run of %d had a verdict: %s", budget, note)
 	}
 	return budget, time.Since(start), false, nil
 }

@@ -2,10 +2,15 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coupharness/coup/explore"
+	"github.com/coupharness/coup/scenario"
 )
 
 // The zoo's figure is the geometric mean of the bugs' ratios of medians,
@@ -70,5 +75,27 @@ func TestZooNamed(t *testing.T) {
 		} else if len(bad) == 2 && !strings.Contains(err.Error(), `"no-such-bug.toml"`) {
 			t.Errorf("%q: %v, want the file named", bad, err)
 		}
+	}
+}
+
+// failingRunner's every run fails to start.
+type failingRunner struct{}
+
+func (failingRunner) Run(context.Context, *scenario.Scenario) (*explore.Run, error) {
+	return nil, errors.New("the servers did not start")
+}
+func (failingRunner) Exact() bool  { return false }
+func (failingRunner) Name() string { return "servers" }
+
+// A campaign none of whose runs had a verdict is an error that says why,
+// not a bug missed within its budget.
+func TestFirstViolationNeedsAVerdict(t *testing.T) {
+	sc, err := scenario.Parse("bully.toml", "algorithm = \"bully\"\nnodes = 3\nduration = \"1s\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, found, err := firstViolation(context.Background(), sc, failingRunner{}, explore.Random, 1, 3)
+	if err == nil || found || !strings.Contains(err.Error(), "the servers did not start") {
+		t.Fatalf("found %v, error %v; want an error naming why no run had a verdict", found, err)
 	}
 }
