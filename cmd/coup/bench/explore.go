@@ -40,6 +40,9 @@ var Zoo = []ZooBug{
 	{File: "tcp-leader-async.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-serializable-reads.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-lock-paused-holder.toml", Campaigns: 3, Budget: 5},
+	{File: "redis-power-failure-everysec.toml", Campaigns: 3, Budget: 8},
+	{File: "nats-power-failure-lazy-fsync.toml", Campaigns: 3, Budget: 8},
+	{File: "patroni-primary-isolated.toml", Campaigns: 3, Budget: 4},
 }
 
 // ZooNamed is the bugs of Zoo whose files are named (a file's name in
