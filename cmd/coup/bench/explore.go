@@ -116,7 +116,7 @@ func runExplorePart(ctx context.Context, cfg *Config, dir string, progress func(
 		c := ZooCase{Bug: bug, Scenario: sc.Name}
 		for seed := 1; seed <= bug.Campaigns; seed++ {
 			for s, strat := range exploreStrategies {
-				store := filepath.Join(dir, "explore", fmt.Sprintf("%s-%s-%d", sc.Name, strat, seed))
+				store := campaignStore(dir, strat, seed)
 				runner, err := cfg.Runner(sc, store)
 				if err != nil {
 					return out, fmt.Errorf("explore part, %s: %w", path, err)
@@ -140,6 +140,14 @@ func runExplorePart(ctx context.Context, cfg *Config, dir string, progress func(
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// campaignStore is the store of one campaign: a short folder, as a run's
+// store adds the scenario's name and a time, a host's folder its node,
+// and PostgreSQL's socket in it must fit a Unix socket's path (107
+// bytes).
+func campaignStore(dir, strat string, seed int) string {
+	return filepath.Join(dir, fmt.Sprintf("%c%d", strat[0], seed))
 }
 
 // firstViolation runs one campaign until its first run with a violation

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,18 @@ func TestFirstViolationNeedsAVerdict(t *testing.T) {
 	_, _, found, err := firstViolation(context.Background(), sc, failingRunner{}, explore.Random, 1, 3)
 	if err == nil || found || !strings.Contains(err.Error(), "the servers did not start") {
 		t.Fatalf("found %v, error %v; want an error naming why no run had a verdict", found, err)
+	}
+}
+
+// A campaign's store leaves room, under a temporary folder, for a run's
+// folder and PostgreSQL's socket in a host's: a Unix socket's path holds
+// 107 bytes (Patroni's runs did not start under a longer one).
+func TestCampaignStoreFitsASocket(t *testing.T) {
+	for _, strat := range exploreStrategies {
+		store := campaignStore("/tmp/coup-bench-4294967295", strat, 5)
+		socket := filepath.Join(store, "zoo-patroni-primary-isolated", "20261202T011613.643Z", "n3", ".s.PGSQL.20002")
+		if len(socket) > 107 {
+			t.Errorf("%s: a socket's path is %d bytes, more than 107: %s", strat, len(socket), socket)
+		}
 	}
 }
