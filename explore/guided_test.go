@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -436,5 +437,100 @@ func TestGuidedDrawsAfreshWhenDry(t *testing.T) {
 	}
 	if dryShare(0) != 0 || dryShare(drySpell/2) <= 0 || dryShare(drySpell) != dryShare(10*drySpell) {
 		t.Errorf("dry shares %v %v %v", dryShare(0), dryShare(drySpell/2), dryShare(drySpell))
+	}
+}
+
+// When the checks judge acknowledged writes and the vocabulary has disk
+// faults, an entry's two aims run at once are power failures (a crash
+// whose disk loses what was not synced) at the operation under way:
+// the first of every host where the vocabulary lets a crash hit all,
+// the second of the moment's node (the leader, on a real driver); else
+// both of the moment's node. Without disk faults they are partitions.
+func TestStoresAimPowerFailuresWithDiskFaults(t *testing.T) {
+	for _, c := range []struct {
+		kinds, targets string
+		want           [2]string // the aims' kind, power failure and target
+	}{
+		{`["crash", "disk", "partition"]`, `["one", "all"]`, [2]string{"crash lose-unsynced all", "crash lose-unsynced n2"}},
+		{`["crash", "disk"]`, `["one"]`, [2]string{"crash lose-unsynced n2", "crash lose-unsynced n2"}},
+		{`["crash", "partition"]`, `["one", "all"]`, [2]string{"partition  n2", "partition  n2"}},
+	} {
+		sc, err := scenario.Parse("power.toml", `nodes = 3
+duration = "10s"
+
+[server]
+preset = "etcd"
+
+[workload]
+kind = "set"
+
+[explore]
+kinds = `+c.kinds+`
+targets = `+c.targets+`
+shapes = ["isolate"]
+triggers = ["time"]
+at = ["300ms", "900ms"]
+
+[checks]
+run = ["lost-writes"]
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := int64(1); seed <= 8; seed++ {
+			st, _ := newStrategy(Guided, sc, seed, 0, 8)
+			g := st.(*guided)
+			first := g.next(0, 0)
+			g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: []Moment{
+				{At: 500 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "add"},
+				{At: 520 * time.Millisecond, What: scenario.TriggerInFlight, Node: "n2", Value: "add"},
+			}})
+			for i, want := range c.want {
+				child := g.next(i+1, i+1)
+				f := child.Faults[len(child.Faults)-1]
+				got := fmt.Sprintf("%s %s %s", f.Kind, f.Disk, strings.Join(f.Target.Names, ","))
+				if got != want {
+					t.Errorf("kinds %s, targets %s, seed %d: aim %d is %q (%s), want %q", c.kinds, c.targets, seed, i+1, got, child, want)
+				}
+			}
+		}
+	}
+}
+
+// For an election's checks, a run drawn afresh whose leader stood
+// through the vocabulary's starts (its one claim came before them) has
+// no leader change to aim at: its first aim is at that leader from the
+// first start, lasting the longest the vocabulary allows. A run with a
+// change to aim at aims at the change.
+func TestAimsAtTheLeaderThatStood(t *testing.T) {
+	sc, err := scenario.Parse("aims.toml", aimScenario+"\n[checks]\nrun = [\"two-leaders\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := []Moment{
+		{At: 100 * time.Millisecond, What: scenario.TriggerLeader, Node: "n2", Value: "n2"},
+		{At: 110 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n2"},
+		{At: 120 * time.Millisecond, What: scenario.TriggerLeader, Node: "n3", Value: "n2"},
+	}
+	change := Moment{At: 600 * time.Millisecond, What: scenario.TriggerLeader, Node: "n1", Value: "n3"}
+	for seed := int64(1); seed <= 8; seed++ {
+		for _, c := range []struct {
+			moments []Moment
+			at      time.Duration
+			target  string
+		}{
+			{claims, 300 * time.Millisecond, "n2"},
+			{append(slices.Clone(claims), change), 600 * time.Millisecond, "n3"},
+		} {
+			st, _ := newStrategy(Guided, sc, seed, 0, 8)
+			g := st.(*guided)
+			first := g.next(0, 0)
+			g.observe(0, &observation{run: 0, sched: first, features: Features{"a"}, moments: c.moments})
+			child := g.next(1, 1)
+			f := child.Faults[len(child.Faults)-1]
+			if f.At.D > c.at || f.At.D < c.at-time.Millisecond || f.Target.Names[0] != c.target || f.For.D != 640*time.Millisecond {
+				t.Errorf("seed %d, %d moments: the first aim %q, want %s held 640ms from just before %s", seed, len(c.moments), child, c.target, c.at)
+			}
+		}
 	}
 }

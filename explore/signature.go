@@ -56,7 +56,7 @@ func Signature(res *verdict.Results, h *history.History) string {
 		c := res.Checks[name]
 		s := name + ": " + Kind(c.Explanation)
 		if h != nil {
-			s += " (" + causeOf(h, c) + ")"
+			s += " (" + causeOf(h, name, c) + ")"
 		}
 		return s
 	}
@@ -152,11 +152,22 @@ func violationStart(c checks.Result) int64 {
 // run to the next; and not a fault of a node the violation is not about
 // (a follower crashed while the leader was cut off), no part of its
 // cause.
-func causeOf(h *history.History, c checks.Result) string {
+//
+// Lost writes are lost by what came after they were acknowledged: for
+// lost-writes, a fault that began within checks.LostWindowGap after the
+// last of them was acknowledged (as the check's own windows say: a power
+// failure that loses what was just acknowledged) moves the violation's
+// beginning to that fault's start, the first such.
+func causeOf(h *history.History, check string, c checks.Result) string {
 	from := violationStart(c)
 	to := from
 	if c.Interval != nil {
 		to = max(to, c.Interval.To)
+		if check == "lost-writes" {
+			if at, ok := faultBegun(h, from, c.Interval.To+checks.LostWindowGap); ok {
+				from, to = at, max(to, at)
+			}
+		}
 	}
 	if from == math.MaxInt64 {
 		from, to = h.End(), h.End()
@@ -271,6 +282,20 @@ func causeOf(h *history.History, c checks.Result) string {
 		return faults
 	}
 	return strings.Join(causes, ", ") + "; " + faults
+}
+
+// faultBegun is the start of the first fault that began in (from, to].
+func faultBegun(h *history.History, from, to int64) (int64, bool) {
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Time > to {
+			break
+		}
+		if e.Kind == history.KindNemesis && e.Phase != history.PhaseEnd && e.Time > from {
+			return e.Time, true
+		}
+	}
+	return 0, false
 }
 
 // involved are the nodes a violation is about: those its check names, the

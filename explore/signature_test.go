@@ -226,3 +226,35 @@ func (r *cannedRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, er
 	res, err := verdict.Evaluate(h)
 	return &Run{Results: res, History: h}, err
 }
+
+// Lost writes are lost by what follows their acknowledgement: writes
+// acknowledged just before a power failure of their master, the first
+// fault of the run, are lost by that crash, not "at start-up"; writes
+// acknowledged long before any fault are lost with none begun.
+func TestSignatureLostWritesByTheFaultAfterThem(t *testing.T) {
+	crash := []history.Event{
+		leads(5, "n1", "n1"), leads(5, "n2", "n1"), leads(5, "n3", "n1"),
+		fault(4525, "crash", history.PhaseStart, "faults[0]#1", "n1"),
+		process(4525, "n1", history.ProcCrash, 1),
+		fault(4640, "crash", history.PhaseEnd, "faults[0]#1", "n1"),
+		process(4640, "n1", history.ProcStart, 2),
+	}
+	for _, c := range []struct {
+		from, to float64
+		want     string
+	}{
+		{4492, 4523, "lost-writes: some of the acknowledged adds are lost (in force: crash)"},
+		{1000, 1200, "lost-writes: some of the acknowledged adds are lost (at start-up, before any fault)"},
+	} {
+		h := electionHistory(t, 9000, crash...)
+		res := judged(t, h)
+		res.Checks["lost-writes"] = checks.Result{Name: "lost-writes", Valid: checks.False, Nodes: []string{"n1"},
+			Interval:    &checks.Interval{From: ms(c.from), To: ms(c.to)},
+			Explanation: "15 of 2931 acknowledged adds are lost (no final read invoked after its acknowledgement has it), acknowledged from 4.492s to 4.523s (31ms) by n1, while faults[0]#1 (crash n1: power failure: torn; for 114.3ms); lost: 669, 667"}
+		res.Order = append(res.Order, "lost-writes")
+		res.Valid, res.Outcome = checks.False, verdict.Unexpected
+		if got := Signature(res, h); got != c.want {
+			t.Errorf("lost from %gms to %gms: %q, want %q", c.from, c.to, got, c.want)
+		}
+	}
+}

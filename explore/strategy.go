@@ -63,6 +63,7 @@ func newStrategy(name string, sc *scenario.Scenario, seed int64, lane, corpusMax
 		}
 		return &guided{
 			d: d, seed: seed, seen: map[string]struct{}{}, focus: focusOf(sc.Checks.Run), cut: cutsFirst(sc.Checks.Run),
+			power:  powerFirst(sc.Checks.Run, d.v.Kinds),
 			rng:    rand.New(rand.NewPCG(uint64(seed), guidedStream+uint64(lane))),
 			corpus: &corpus{max: corpusMax}, made: map[int]*making{},
 			ops: newBandit(len(mutations)), kinds: newBandit(len(scenario.Triggers)),
@@ -151,6 +152,10 @@ type guided struct {
 	// cut: the checks are a store's, about a leader cut off (cutsFirst):
 	// the first tries at their moments are partitions.
 	cut bool
+	// power: the checks judge lost writes and the vocabulary has power
+	// failures (powerFirst): the first tries at their moments are power
+	// failures, every host's and the leader's.
+	power bool
 	// stale counts the lane's runs since one showed something new.
 	stale int
 	// focus is the kinds of moment the scenario's checks are about
@@ -179,6 +184,12 @@ type planned struct {
 	// faults still in force there dropped (an entry's second now aim;
 	// its first keeps them, which may have brought the moment about).
 	alone bool
+	// standing: the aim is at the leader that stood through the
+	// vocabulary's starts (standingLeader).
+	standing bool
+	// power: the aim is a power failure (a crash whose disk loses what
+	// was not synced); all: of every host at once.
+	power, all bool
 }
 
 // focusOf is the kinds of moment a scenario's checks are about, the most
@@ -222,6 +233,18 @@ func cutsFirst(run []string) bool {
 		}
 	}
 	return false
+}
+
+// powerFirst reports whether a store's first tries at its checks'
+// moments are best power failures: the checks judge acknowledged writes
+// (lost-writes, kv-linearizable) and the vocabulary has crashes and disk
+// faults, so that a crash may be a power failure. A vocabulary of disk
+// faults is a storage test's: it asks whether what was acknowledged was
+// synced, which a power failure while writes are under way answers, of
+// every host at once (what no replica kept is gone) and of the leader's
+// (what it acknowledged before syncing it).
+func powerFirst(run []string, kinds []nemesis.Kind) bool {
+	return cutsFirst(run) && slices.Contains(kinds, nemesis.Crash) && slices.Contains(kinds, nemesis.Disk)
 }
 
 // Bounds of a plan's aims run at once: per new entry, the first aims at
@@ -274,6 +297,12 @@ func (g *guided) next(t, i int) Schedule {
 		f := g.aimAtMoment(&child, mo, true, p.kind, p.alone)
 		if p.now {
 			g.longest(f)
+		}
+		if p.power {
+			f.Disk = string(nemesis.LoseUnsynced)
+			if p.all {
+				f.Target = scenario.Target{Names: []string{string(nemesis.All)}, Set: true}
+			}
 		}
 		g.made[t] = m
 		return child
@@ -358,7 +387,10 @@ func (g *guided) observe(t int, o *observation) int {
 // leader. When the entry's schedule was drawn afresh (the lane's first
 // run, a fresh random one), not made from a parent, its first aims at
 // the checks' kinds run before anything else: aims at an aim's moments
-// wait their turn, lest aims beget aims and starve the rest.
+// wait their turn, lest aims beget aims and starve the rest. When the
+// checks are about leaders and such a run showed none of the checks'
+// moments where a fault may start, its leader stood through them: its
+// first aim is at that leader (standingLeader).
 func (g *guided) plan(e *entry, drawn bool) {
 	byKind := map[scenario.Trigger][]Moment{}
 	var kinds []scenario.Trigger
@@ -382,6 +414,7 @@ func (g *guided) plan(e *entry, drawn bool) {
 	slices.SortStableFunc(kinds, func(a, b scenario.Trigger) int { return rank(a) - rank(b) })
 	// grants during whose hold others asked for the lock first
 	slices.SortStableFunc(byKind[scenario.TriggerAcquire], func(a, b Moment) int { return b.Asked - a.Asked })
+	focused := slices.ContainsFunc(kinds, func(t scenario.Trigger) bool { return slices.Contains(g.focus, t) })
 	var picks []Moment
 	for len(picks) < aimsPerEntry && len(kinds) > 0 {
 		for k := 0; k < len(kinds) && len(picks) < aimsPerEntry; k++ {
@@ -399,6 +432,11 @@ func (g *guided) plan(e *entry, drawn bool) {
 		}
 	}
 	var aims []planned
+	if drawn && !focused {
+		if mo, ok := g.standingLeader(e.moments); ok {
+			aims = append(aims, planned{parent: e, moment: mo, standing: true})
+		}
+	}
 	for _, mo := range picks {
 		aims = append(aims, planned{parent: e, moment: mo})
 		if mo.What == scenario.TriggerAcquire && mo.Value != "" && mo.Value != mo.Node && slices.Contains(g.d.nodes, mo.Value) {
@@ -408,11 +446,17 @@ func (g *guided) plan(e *entry, drawn bool) {
 	aims = aims[:min(len(aims), aimsPerEntry)]
 	var faults []nemesis.Kind // the now aims' kinds, in an order drawn
 	for i := range aims {
-		aims[i].now = drawn && i < aimsNowPerEntry && slices.Contains(g.focus, aims[i].moment.What)
+		aims[i].now = drawn && i < aimsNowPerEntry && (aims[i].standing || slices.Contains(g.focus, aims[i].moment.What))
 		if !aims[i].now {
 			continue
 		}
 		switch {
+		case g.power:
+			faults = []nemesis.Kind{nemesis.Crash}
+			// every host first, where the vocabulary lets a crash hit
+			// all; then (or else) the leader the moment gives
+			aims[i].power = true
+			aims[i].all = i == 0 && slices.Contains(g.d.targets(nemesis.Crash), string(nemesis.All))
 		case g.cut && slices.Contains(g.d.v.Kinds, nemesis.Partition):
 			faults = []nemesis.Kind{nemesis.Partition}
 		case faults == nil:
@@ -438,6 +482,30 @@ func (g *guided) plan(e *entry, drawn bool) {
 	if len(g.aims) > maxPlanned {
 		g.aims = g.aims[len(g.aims)-maxPlanned:]
 	}
+}
+
+// standingLeader is the moment to aim at in a run whose leader stood
+// through the vocabulary's starts, where the checks are about leaders
+// (their moments include a leader change): the vocabulary's first start,
+// as a time, at the node that last claimed leadership before it. A
+// leader that is never deposed shows no change to aim at, yet the
+// longest fault of that leader from the first start is the checks'
+// likeliest try (a new leader elected beside the one cut off). False
+// when no node claimed leadership before the first start.
+func (g *guided) standingLeader(moments []Moment) (Moment, bool) {
+	if !slices.Contains(g.focus, scenario.TriggerLeader) || !slices.Contains(g.d.v.Triggers, scenario.TriggerTime) {
+		return Moment{}, false
+	}
+	leader := ""
+	for _, mo := range moments {
+		if mo.What == scenario.TriggerLeader && mo.At <= g.d.v.At[0] && mo.Value == mo.Node && slices.Contains(g.d.nodes, mo.Node) {
+			leader = mo.Node
+		}
+	}
+	if leader == "" {
+		return Moment{}, false
+	}
+	return Moment{At: g.d.v.At[0], What: scenario.TriggerTime, Node: leader, Leads: true}, true
 }
 
 // triggerRank orders the kinds of moment a plan takes in turn: messages

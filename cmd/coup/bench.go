@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,15 +25,15 @@ const benchUsage = `usage: coup bench [flags]
   history; with --only servers, how long real etcd and ZooKeeper clusters
   take to elect a leader without and with coup; with --only episodes, the
   runs per hour of etcd and ZooKeeper with a fresh cluster per run against
-  episodes on one long-lived cluster; with --only explore, the
-  runs random and guided campaigns take to find each bug of the zoo
-  (scenarios/zoo/); with --only hosts (root), a TCP stream and a UDP
-  ping-pong between two hosts through coup's network against a veth pair,
-  and how long a host takes to make; with --only disk, fsync latency and
-  sequential write throughput through coup's storage layer against the
-  same folder directly; with --baseline PATH and --only, the same parts with
-  another build of coup too, in turns, each figure as a ratio to its;
-  docs/performance.md explains the tables
+  episodes on one long-lived cluster; with --only explore, the runs random
+  and guided campaigns take to find each bug of the zoo (scenarios/zoo/),
+  with --zoo only the bugs named; with --only hosts (root), a TCP stream
+  and a UDP ping-pong between two hosts through coup's network against a
+  veth pair, and how long a host takes to make; with --only disk, fsync
+  latency and sequential write throughput through coup's storage layer
+  against the same folder directly; with --baseline PATH and --only, the
+  same parts with another build of coup too, in turns, each figure as a
+  ratio to its; docs/performance.md explains the tables
 flags:
 `
 
@@ -53,6 +54,7 @@ func benchCmd(args []string) int {
 	dir := fs.String("dir", "", "work folder, kept with the history the history part generates (default: a temporary one, removed)")
 	profile := fs.String("cpuprofile", "", "write CPU profiles of the harness and of reading and checking the history to this folder")
 	quiet := fs.Bool("quiet", false, "print only the table, not a line per measurement")
+	zoo := fs.String("zoo", "", "the explore part's bugs, comma-separated file names of the zoo (scenarios/zoo/, e.g. redis-power-failure-everysec.toml); needs --only explore (default: every bug)")
 	baseline := fs.String("baseline", "", "another coup executable: run the parts named with --only (startup, history, proxy) with it too, in turns, and print each figure as a ratio to its")
 	pos, code, ok := parseArgs(fs, benchUsage, args)
 	if !ok {
@@ -87,6 +89,16 @@ func benchCmd(args []string) int {
 	}
 	if *only != "" {
 		cfg.Parts = strings.Split(*only, ",")
+	}
+	if *zoo != "" {
+		if !slices.Contains(cfg.Parts, bench.PartExplore) {
+			return usageError(fs, benchUsage, "--zoo needs --only explore: it chooses the explore part's bugs")
+		}
+		bugs, err := bench.ZooNamed(strings.Split(*zoo, ","))
+		if err != nil {
+			return usageError(fs, benchUsage, "--zoo: %v", err)
+		}
+		cfg.Zoo = bugs
 	}
 	if *baseline != "" {
 		if *only == "" {

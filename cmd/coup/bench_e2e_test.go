@@ -150,3 +150,33 @@ func squashSpaces(s string) string {
 	}
 	return s
 }
+
+// --zoo runs the explore part on the bugs named alone, and is refused
+// for a file that is not the zoo's, and without --only explore.
+func TestBenchZoo(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := coupIn(t, root, "bench", "--only", "explore", "--zoo", "centralised-replace.toml", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("coup bench exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"\n  centralised-replace ", "geometric mean of 1 bugs' ratios"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "bully-replace") {
+		t.Errorf("a bug not named was run:\n%s", r.stdout)
+	}
+	for _, bad := range [][]string{
+		{"bench", "--only", "explore", "--zoo", "no-such-bug.toml"},
+		{"bench", "--only", "router", "--zoo", "centralised-replace.toml", "--rounds", "1", "--warmup", "1ms", "--time", "10ms"},
+	} {
+		r := coupIn(t, root, bad...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--zoo") {
+			t.Errorf("coup %v: exit %d, stderr %q; want 2 and a message naming --zoo", bad, r.code, r.stderr)
+		}
+	}
+}

@@ -240,6 +240,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(d)
+		// A server that runs as another user (Patroni's PostgreSQL, as
+		// postgres) must reach its folder under this one: MkdirTemp's
+		// 0700 kept every run of the zoo's Patroni bug from starting.
+		if err := os.Chmod(d, 0o755); err != nil {
+			return nil, err
+		}
 		dir = d
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

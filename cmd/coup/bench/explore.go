@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coupharness/coup/explore"
@@ -39,6 +40,37 @@ var Zoo = []ZooBug{
 	{File: "tcp-leader-async.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-serializable-reads.toml", Campaigns: 3, Budget: 8},
 	{File: "etcd-lock-paused-holder.toml", Campaigns: 3, Budget: 5},
+	{File: "redis-power-failure-everysec.toml", Campaigns: 3, Budget: 8},
+	{File: "nats-power-failure-lazy-fsync.toml", Campaigns: 3, Budget: 8},
+	{File: "patroni-primary-isolated.toml", Campaigns: 3, Budget: 4},
+}
+
+// ZooNamed is the bugs of Zoo whose files are named (a file's name in
+// the zoo's folder, ".toml" optional), in the order named, each once;
+// an error names a file that is not the zoo's, and the zoo's files.
+func ZooNamed(names []string) ([]ZooBug, error) {
+	var out []ZooBug
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if !strings.HasSuffix(name, ".toml") {
+			name += ".toml"
+		}
+		i := slices.IndexFunc(Zoo, func(b ZooBug) bool { return b.File == name })
+		if i < 0 {
+			var known []string
+			for _, b := range Zoo {
+				known = append(known, b.File)
+			}
+			return nil, fmt.Errorf("%q is no bug of the zoo (known: %s)", name, strings.Join(known, ", "))
+		}
+		if !slices.ContainsFunc(out, func(b ZooBug) bool { return b.File == name }) {
+			out = append(out, Zoo[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no bug named")
+	}
+	return out, nil
 }
 
 // RunnerFunc makes the runner of a scenario's default driver, storing
@@ -84,7 +116,7 @@ func runExplorePart(ctx context.Context, cfg *Config, dir string, progress func(
 		c := ZooCase{Bug: bug, Scenario: sc.Name}
 		for seed := 1; seed <= bug.Campaigns; seed++ {
 			for s, strat := range exploreStrategies {
-				store := filepath.Join(dir, "explore", fmt.Sprintf("%s-%s-%d", sc.Name, strat, seed))
+				store := campaignStore(dir, strat, seed)
 				runner, err := cfg.Runner(sc, store)
 				if err != nil {
 					return out, fmt.Errorf("explore part, %s: %w", path, err)
@@ -110,17 +142,33 @@ func runExplorePart(ctx context.Context, cfg *Config, dir string, progress func(
 	return out, nil
 }
 
+// campaignStore is the store of one campaign: a short folder, as a run's
+// store adds the scenario's name and a time, a host's folder its node,
+// and PostgreSQL's socket in it must fit a Unix socket's path (107
+// bytes).
+func campaignStore(dir, strat string, seed int) string {
+	return filepath.Join(dir, fmt.Sprintf("%c%d", strat[0], seed))
+}
+
 // firstViolation runs one campaign until its first run with a violation
 // (a check false) and returns how many runs it took, that run counted,
 // and the wall time until it was judged; found is false when the budget
-// was spent first (runs is then the budget).
+// was spent first (runs is then the budget). A campaign none of whose
+// runs had a verdict (the servers did not start) is an error, not a
+// miss.
 func firstViolation(ctx context.Context, sc *scenario.Scenario, runner explore.Runner, strat string, seed int64, budget int) (runs int, wall time.Duration, found bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
+	judged, note := 0, ""
 	camp := explore.Campaign{
 		Scenario: sc, Runner: runner, Strategy: strat, Seed: seed, Runs: budget,
 		Progress: func(p explore.CampaignProgress) {
+			if p.Last.Valid == "true" || p.Last.Valid == "false" {
+				judged++
+			} else if note == "" {
+				note = p.Last.Error
+			}
 			if !found && p.Last.Valid == "false" {
 				found, runs, wall = true, p.Last.Run, time.Since(start)
 				cancel()
@@ -136,6 +184,9 @@ func firstViolation(ctx context.Context, sc *scenario.Scenario, runner explore.R
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, 0, false, err
+	}
+	if judged == 0 {
+		return 0, 0, false, fmt.Errorf("no run of %d had a verdict: %s", budget, note)
 	}
 	return budget, time.Since(start), false, nil
 }

@@ -2,10 +2,16 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coupharness/coup/explore"
+	"github.com/coupharness/coup/scenario"
 )
 
 // The zoo's figure is the geometric mean of the bugs' ratios of medians,
@@ -49,6 +55,61 @@ func TestPrintExplore(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// --zoo names bugs of the zoo by file, ".toml" optional: each once, in
+// the order named, with the zoo's campaigns and budget; a file that is
+// not the zoo's is refused by name.
+func TestZooNamed(t *testing.T) {
+	bugs, err := ZooNamed([]string{"bully-replace.toml", " etcd-lock-paused-holder", "bully-replace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bugs) != 2 || bugs[0] != Zoo[0] || bugs[1].File != "etcd-lock-paused-holder.toml" || bugs[1].Budget == 0 {
+		t.Fatalf("bugs %+v, want bully-replace and etcd-lock-paused-holder as the zoo has them", bugs)
+	}
+	for _, bad := range [][]string{{"bully-replace", "no-such-bug.toml"}, {""}, {}} {
+		if _, err := ZooNamed(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		} else if len(bad) == 2 && !strings.Contains(err.Error(), `"no-such-bug.toml"`) {
+			t.Errorf("%q: %v, want the file named", bad, err)
+		}
+	}
+}
+
+// failingRunner's every run fails to start.
+type failingRunner struct{}
+
+func (failingRunner) Run(context.Context, *scenario.Scenario) (*explore.Run, error) {
+	return nil, errors.New("the servers did not start")
+}
+func (failingRunner) Exact() bool  { return false }
+func (failingRunner) Name() string { return "servers" }
+
+// A campaign none of whose runs had a verdict is an error that says why,
+// not a bug missed within its budget.
+func TestFirstViolationNeedsAVerdict(t *testing.T) {
+	sc, err := scenario.Parse("bully.toml", "algorithm = \"bully\"\nnodes = 3\nduration = \"1s\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, found, err := firstViolation(context.Background(), sc, failingRunner{}, explore.Random, 1, 3)
+	if err == nil || found || !strings.Contains(err.Error(), "the servers did not start") {
+		t.Fatalf("found %v, error %v; want an error naming why no run had a verdict", found, err)
+	}
+}
+
+// A campaign's store leaves room, under a temporary folder, for a run's
+// folder and PostgreSQL's socket in a host's: a Unix socket's path holds
+// 107 bytes (Patroni's runs did not start under a longer one).
+func TestCampaignStoreFitsASocket(t *testing.T) {
+	for _, strat := range exploreStrategies {
+		store := campaignStore("/tmp/coup-bench-4294967295", strat, 5)
+		socket := filepath.Join(store, "zoo-patroni-primary-isolated", "20261202T011613.643Z", "n3", ".s.PGSQL.20002")
+		if len(socket) > 107 {
+			t.Errorf("%s: a socket's path is %d bytes, more than 107: %s", strat, len(socket), socket)
 		}
 	}
 }
