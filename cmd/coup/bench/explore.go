@@ -42,7 +42,7 @@ var Zoo = []ZooBug{
 	{File: "etcd-lock-paused-holder.toml", Campaigns: 3, Budget: 5},
 	{File: "redis-power-failure-everysec.toml", Campaigns: 3, Budget: 8},
 	{File: "nats-power-failure-lazy-fsync.toml", Campaigns: 3, Budget: 8},
-	{File: "patroni-primary-isolated.toml", Campaigns: 3, Budget: 4},
+	{File: "patroni-primary-isolated.toml", Campaigns: 3, Budget: 5},
 }
 
 // ZooNamed is the bugs of Zoo whose files are named (a file's name in
