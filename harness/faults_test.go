@@ -7,6 +7,8 @@ package harness
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nodes/flood"
 )
 
@@ -583,8 +586,9 @@ when = { report = "participant", value = "true", node = "n4" }
 func TestPauseTheLeader(t *testing.T) {
 	t.Parallel()
 	var h *history.History
+	var dir string
 	for try := 1; ; try++ {
-		_, h = runScenario(t, `algorithm = "chang-roberts"
+		_, h, dir = runScenarioDir(t, `algorithm = "chang-roberts"
 nodes = 4
 duration = "1.3s"
 recovery = "100ms"
@@ -603,6 +607,19 @@ for = "150ms"
 			break
 		}
 		t.Logf("run %d: no leader claimed by 1s, when the pause was due; again", try)
+	}
+	if !slices.ContainsFunc(h.Events, func(e history.Event) bool {
+		return e.Kind == history.KindNemesis && e.What == "pause" && e.Phase == history.PhaseStart
+	}) {
+		// Why the nemesis did not pause: its lines in the harness's log.
+		b, _ := os.ReadFile(filepath.Join(dir, lifecycle.HarnessLog))
+		var said []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "nemesis") {
+				said = append(said, l)
+			}
+		}
+		t.Fatalf("no pause of the leader in the history; the harness said:\n%s", strings.Join(said, "\n"))
 	}
 	e := nemesisEvent(t, h, "pause", history.PhaseStart)
 	if !slices.Equal(e.Nodes, []string{"n4"}) {
