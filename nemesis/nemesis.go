@@ -192,6 +192,12 @@ type Nemesis struct {
 	// clockOwner is the clock fault occurrence whose skew each node's
 	// clocks hold ("" for none).
 	clockOwner map[string]string
+	// first is when the driver first asked what was due (Due), and asked
+	// is whether it has: a fault due before then (real servers not yet
+	// ready) starts then, late, and lasts its whole length from then;
+	// one due later keeps its planned end, however late its start.
+	first time.Duration
+	asked bool
 }
 
 type faultState struct {
@@ -263,12 +269,15 @@ func (n *Nemesis) Next() (time.Duration, bool) {
 // before starts at the same time), with their targets resolved.
 func (n *Nemesis) Due(now time.Duration) []Action {
 	var out []Action
+	if !n.asked {
+		n.first, n.asked = now, true
+	}
 	for !n.healed && len(n.plan) > 0 && n.plan[0].at <= now {
 		it := heap.Pop(&n.plan).(*item)
 		if it.end != nil {
 			out = append(out, n.end(it.end, it.at))
 		} else {
-			out = append(out, n.start(it.fs, it.at, now, ""))
+			out = append(out, n.start(it.fs, it.at, max(it.at, n.first), ""))
 		}
 	}
 	return out
@@ -472,9 +481,9 @@ func lasts(f *Fault) bool {
 	return true
 }
 
-// start begins an occurrence of a fault due at at, started at now (the
-// same, or later when it was due while nothing could act).
-func (n *Nemesis) start(fs *faultState, at, now time.Duration, why string) Action {
+// start begins an occurrence of a fault due at at, which lasts from began
+// (the same, or later when it was due before the driver could act).
+func (n *Nemesis) start(fs *faultState, at, began time.Duration, why string) Action {
 	f := fs.f
 	fs.count++
 	a := Action{At: at, Kind: f.Kind, Phase: history.PhaseStart, Name: fmt.Sprintf("faults[%d]#%d", fs.index, fs.count)}
@@ -525,10 +534,7 @@ func (n *Nemesis) start(fs *faultState, at, now time.Duration, why string) Actio
 	if lasts(f) {
 		in := &instance{fs: fs, name: a.Name, nodes: nodes, detail: a.Detail}
 		n.active = append(n.active, in)
-		// It lasts for its whole length from when it starts: one due
-		// while the driver could not act (real servers not yet ready)
-		// starts late, and ends as late.
-		if end := max(at, now) + f.For; f.For > 0 && end < n.cfg.Duration {
+		if end := began + f.For; f.For > 0 && end < n.cfg.Duration {
 			n.push(end, fs, in)
 		}
 	}

@@ -618,8 +618,10 @@ func TestHolderTargetsOnlyPause(t *testing.T) {
 	}
 }
 
-// A fault carried out late (due while the driver could not act: real
-// servers not yet ready) lasts its whole length from when it started.
+// A fault due before the driver first asked what was due (real servers
+// not yet ready) lasts its whole length from then; one due later keeps
+// its planned end, however late it is carried out, so that a slow
+// machine does not reorder a seed's schedule.
 func TestLateStartKeepsItsLength(t *testing.T) {
 	n := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Nodes: []string{"n2"}}, At: 100 * ms, For: 200 * ms})
 	if got := steps(n.Due(250 * ms)); !reflect.DeepEqual(got, []step{{100 * ms, "pause start", "n2"}}) {
@@ -627,5 +629,11 @@ func TestLateStartKeepsItsLength(t *testing.T) {
 	}
 	if at, ok := n.Next(); !ok || at != 450*ms {
 		t.Errorf("the pause ends at %v (planned %v), want 450ms: 200ms from its start at 250ms", at, ok)
+	}
+	later := newChecked(t, 1, Fault{Kind: Pause, Target: Target{Nodes: []string{"n2"}}, At: 100 * ms, For: 200 * ms})
+	later.Due(0)
+	later.Due(120 * ms)
+	if at, ok := later.Next(); !ok || at != 300*ms {
+		t.Errorf("a pause due after the first ask, carried out 20ms late, ends at %v (planned %v), want its planned 300ms", at, ok)
 	}
 }
