@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,8 +309,18 @@ func TestExploreEpisodes(t *testing.T) {
 	file := writeScenario(t, dir, "etcd.toml", etcdEpisodes)
 	r := coupIn(t, dir, "explore", file, "--cluster", "episodes", "--runs", "3", "--strategy", "random", "--seed", "1",
 		"--keep-passing", "--out", "out.jsonl", "--store", "store")
-	if r.code != 0 && r.code != 1 {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// Exit 3 is a run without a verdict, which the runs' own errors below
+	// tell from a run that could not be carried out: on a loaded machine
+	// etcd may answer so few of the workload's second of operations that
+	// none returned ok after a crash, and kv-linearizable has nothing to
+	// judge (8 operations, 4 failed and 4 timed out, seen under two busy
+	// loops). What the cluster did is not this test's subject.
+	switch r.code {
+	case 0, 1:
+	case 3:
+		t.Logf("a run had no verdict:\n%s", undecided(dir, "out.jsonl"))
+	default:
+		t.Fatalf("exit %d\n%s%s%s", r.code, r.stdout, r.stderr, undecided(dir, "out.jsonl"))
 	}
 	if strings.Contains(r.stderr, "episodes:") {
 		t.Errorf("a cluster was closed for another:\n%s", r.stderr)
@@ -352,6 +363,37 @@ func TestExploreEpisodes(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "store", ".clusters", "*")); len(left) > 0 {
 		t.Errorf("cluster folders left: %v", left)
 	}
+}
+
+// undecided lists, for a failed test's output, the checks of a campaign's
+// kept runs that were not true or false, with their explanations.
+func undecided(dir, out string) string {
+	f, err := explore.ReadCampaign(filepath.Join(dir, out))
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for i, run := range f.Runs {
+		raw, err := os.ReadFile(filepath.Join(dir, run.Dir, "results.json"))
+		if err != nil {
+			continue
+		}
+		var res struct {
+			Checks map[string]struct {
+				Valid       any    `json:"valid"`
+				Explanation string `json:"explanation"`
+			} `json:"checks"`
+		}
+		if json.Unmarshal(raw, &res) != nil {
+			continue
+		}
+		for name, c := range res.Checks {
+			if c.Valid != true && c.Valid != false {
+				fmt.Fprintf(&b, "run %d: %s %v: %s\n", i+1, name, c.Valid, c.Explanation)
+			}
+		}
+	}
+	return b.String()
 }
 
 // With --cluster episodes, SIGTERM while an episode is under way on the
