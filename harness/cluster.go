@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -99,18 +100,74 @@ func (m *member) release() {
 }
 
 // stream is a node's output, counting the bytes read from the pipe and the
-// bytes whose lines have been handled, so that a pause can wait until all
-// the stopped node wrote has been recorded.
+// bytes whose lines have been handled, so that a pause or a crash can wait
+// until all the node wrote before it has been recorded.
 type stream struct {
-	r       io.Reader
+	r io.Reader
+	// raw is r's descriptor, when r is a pipe: its reads are then made
+	// under mu, each with its count, so that what is in the pipe and what
+	// has been read from it can be seen together (pending), never a byte
+	// taken from the pipe and not yet counted.
+	raw     syscall.RawConn
+	mu      sync.Mutex
 	read    atomic.Int64
 	handled atomic.Int64
 }
 
+func newStream(r io.Reader) *stream {
+	s := &stream{r: r}
+	if sc, ok := r.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			s.raw = raw
+		}
+	}
+	return s
+}
+
 func (s *stream) Read(b []byte) (int, error) {
-	n, err := s.r.Read(b)
-	s.read.Add(int64(n))
-	return n, err
+	if s.raw == nil || len(b) == 0 {
+		n, err := s.r.Read(b)
+		s.read.Add(int64(n))
+		return n, err
+	}
+	var n int
+	var rerr error
+	err := s.raw.Read(func(fd uintptr) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for {
+			n, rerr = syscall.Read(int(fd), b)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		if n > 0 {
+			s.read.Add(int64(n))
+		}
+		return rerr != syscall.EAGAIN
+	})
+	switch {
+	case err != nil: // closed: the file's own read says so in its terms
+		n, err := s.r.Read(b)
+		s.read.Add(int64(n))
+		return n, err
+	case rerr != nil:
+		return 0, &os.PathError{Op: "read", Path: "stdout", Err: rerr}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// pending says whether anything the process wrote is still to be handled:
+// bytes in its pipe, or read and not yet handled as lines (a line it left
+// unfinished among them).
+func (s *stream) pending(p *proc.Proc) (bool, error) {
+	s.mu.Lock()
+	n, err := p.Unread()
+	read := s.read.Load()
+	s.mu.Unlock()
+	return n > 0 || read != s.handled.Load(), err
 }
 
 // startNode starts a new incarnation of m and waits for its init_ok. It
@@ -240,7 +297,7 @@ func (r *run) findProgram() error {
 // exit, unless the harness ended it.
 func (r *run) read(m *member, p *proc.Proc, inc int, hs *handshake, answered, ready, abandoned, done chan struct{}) {
 	defer close(done)
-	out := &stream{r: p.Stdout}
+	out := newStream(p.Stdout)
 	lines := history.NewLineReader(out, MaxLine)
 	var wk wakes
 	up, dropped := false, false
@@ -338,7 +395,7 @@ func exitDetail(s *os.ProcessState) string {
 // it wrote is recorded after its end. A paused process is killed too.
 func (r *run) end(m *member, why string) (bool, error) {
 	m.mu.Lock()
-	p, inc, done := m.proc, m.inc, m.readerDone
+	p, out, inc, done := m.proc, m.out, m.inc, m.readerDone
 	if p == nil {
 		m.mu.Unlock()
 		return false, nil
@@ -348,9 +405,41 @@ func (r *run) end(m *member, why string) (bool, error) {
 	m.release()
 	m.mu.Unlock()
 	err := p.Kill()
-	<-done
+	if err == nil {
+		r.killDrained(p, out, done)
+	}
 	r.rec.Record(history.Event{Kind: history.KindProcess, Node: m.name, What: why, Incarnation: inc})
+	<-done // its output is all read and the process reaped
 	return true, err
+}
+
+// killDrained waits, once a process has been sent SIGKILL, until what it
+// wrote before has all been handled, or its output has ended. A killed
+// process runs none of its own code again, so what it wrote is what is in
+// its pipe and in the reader's hands: the crash is recorded once that is
+// handled, not once the process has died and been reaped, which on a
+// loaded machine comes much later (977 ms was seen) and would let a dead
+// node's claim outlast its kill. A line it left unfinished ends only with
+// the output.
+func (r *run) killDrained(p *proc.Proc, out *stream, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if out != nil {
+			left, err := out.pending(p)
+			if err != nil {
+				<-done
+				return
+			}
+			if !left {
+				return
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
 }
 
 func (r *run) member(node string) (*member, error) {
@@ -445,11 +534,11 @@ func (r *run) drained(p *proc.Proc, out *stream) bool {
 	deadline := time.Now().Add(PauseTimeout)
 	for time.Now().Before(deadline) {
 		if p.Stopped() {
-			n, err := p.Unread()
+			left, err := out.pending(p)
 			if err != nil {
 				return false
 			}
-			if n == 0 && out.read.Load() == out.handled.Load() {
+			if !left {
 				return true
 			}
 		}

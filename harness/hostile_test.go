@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
@@ -114,6 +118,17 @@ func hostileAct(mode, self string, write func(string)) {
 		time.Sleep(100 * time.Millisecond)
 		fmt.Fprintln(os.Stderr, "about to exit: boom")
 		os.Exit(3)
+	case "linger":
+		// Leave a child in a session of its own holding stdout, which the
+		// kill of the node's group does not reach: the node's output ends
+		// only when the child has written its last line and exited, a
+		// second on.
+		child := exec.Command("sh", "-c", `sleep 1; echo '{"src":"`+self+`","dest":"coup","body":{"type":"report","what":"metric","name":"lingered","value":"1"}}'`)
+		child.Stdout = os.Stdout
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err == nil {
+			write(`{"src":"` + self + `","dest":"coup","body":{"type":"report","what":"metric","name":"child","value":"` + strconv.Itoa(child.Process.Pid) + `"}}`)
+		}
 	case "forge":
 		// Answer client c1's first requests in n1's place, as c1 (a
 		// guessed in_reply_to), and write to a client and a node that do
@@ -233,6 +248,46 @@ func TestHostileOutputStaysReadable(t *testing.T) {
 	}
 	if res.Stats.Refused[RefusedLine] != 1 {
 		t.Errorf("refused %v, want the over-long line", res.Stats.Refused)
+	}
+}
+
+// A crash is recorded once what the killed node wrote before its kill has
+// been read, not once its output has ended and it has been reaped: a kill
+// leaves the node no instruction of its own to run, so its claims end
+// there, however long its death, its output's end or its reaping take on
+// a loaded machine. Here its output ends only when a child that escaped
+// the kill in a session of its own exits, a second after, with a last
+// line: the crash is recorded before that line, not after it.
+func TestCrashRecordedAtTheKill(t *testing.T) {
+	_, h := runScenario(t, hostileScenario("linger", 2, `
+[[faults]]
+kind = "crash"
+target = "n2"
+at = "200ms"
+`))
+	crash, lingered, child := -1, -1, 0
+	for i, e := range h.Events {
+		switch {
+		case e.Kind == history.KindProcess && e.Node == "n2" && e.What == history.ProcCrash:
+			crash = i
+		case e.Kind == history.KindReport && e.Name == "lingered":
+			lingered = i
+		case e.Kind == history.KindReport && e.Name == "child":
+			child, _ = strconv.Atoi(e.Value)
+		}
+	}
+	if child == 0 {
+		t.Fatal("n2 started no child")
+	}
+	if crash < 0 || lingered < 0 {
+		t.Fatalf("n2's crash at event %d, its child's last line at %d: want both", crash, lingered)
+	}
+	if lingered < crash {
+		t.Errorf("n2's crash recorded at event %d (%s), after its child's last line at event %d (%s), a second after the kill",
+			crash, time.Duration(h.Events[crash].Time), lingered, time.Duration(h.Events[lingered].Time))
+	}
+	if !proc.PidStopped(child) {
+		t.Errorf("n2's child %d outlived the run", child)
 	}
 }
 
