@@ -625,14 +625,16 @@ for = "150ms"
 	if !slices.Equal(e.Nodes, []string{"n4"}) {
 		t.Errorf("paused %v, want the leader n4", e.Nodes)
 	}
-	var whats []string
+	var whats, said []string
 	for _, e := range h.Events {
 		if e.Kind == history.KindProcess && e.Node == "n4" {
 			whats = append(whats, e.What)
+			said = append(said, fmt.Sprintf("%s %s at %s %s", e.What, e.Detail, time.Duration(e.Time), strings.Join(e.Tail, " | ")))
 		}
 	}
 	if want := []string{"start", "pause", "resume", "stop"}; !slices.Equal(whats, want) {
-		t.Errorf("n4's process events %v, want %v", whats, want)
+		b, _ := os.ReadFile(filepath.Join(dir, lifecycle.HarnessLog))
+		t.Errorf("n4's process events %v, want %v:\n%s\nthe harness said:\n%s", whats, want, strings.Join(said, "\n"), b)
 	}
 }
 

@@ -99,6 +99,7 @@ func (d *direction) forward(b []byte) bool {
 	}
 	// Policy.Chunk: a second call into the driver, for the chunk's delay,
 	// loss or corruption.
+	gen := d.c.p.policyChanges.Load()
 	fate := d.policy.Chunk(d.link, d.c.id, off, b)
 	// The hot path: nothing is held before this chunk and nothing holds
 	// it, so this goroutine writes it straight from the read buffer: no
@@ -109,7 +110,17 @@ func (d *direction) forward(b []byte) bool {
 	now := time.Now()
 	h := &held{data: bytes.Clone(b), off: off, decided: true, fate: fate, read: now, since: now, stalled: fate.Lost}
 	h.fate.Body = bytes.Clone(fate.Body)
-	return d.hold(h)
+	if !d.hold(h) {
+		return false
+	}
+	if fate.Lost && d.c.p.policyChanges.Load() != gen {
+		// The policy changed after this chunk's fate was asked, and the
+		// drain may have looked at what was held before it was: it looks
+		// again, or the lost chunk would wait out its LossReset after
+		// the loss had ended.
+		d.wake()
+	}
+	return true
 }
 
 // write writes a chunk whose time has come (its fate's Body instead, when

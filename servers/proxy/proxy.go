@@ -102,6 +102,10 @@ type Proxy struct {
 	accepted, attributing, unattributed, refused, resets, corrupted, released atomic.Int64
 	waiting, heldConnects, shuts                                              atomic.Int64
 
+	// policyChanges counts the calls of Changed, each counted before it looks
+	// at anything: a chunk whose fate was asked before a change and held
+	// after it is looked at again (direction.forward).
+	policyChanges atomic.Uint64
 	// changed is closed, and replaced, by every Changed.
 	chMu    sync.Mutex
 	changed chan struct{}
@@ -179,6 +183,7 @@ func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
 // queue if its link is now stalled, or opens it if no longer; connections
 // held before their dial are looked at again.
 func (p *Proxy) Changed() {
+	p.policyChanges.Add(1)
 	p.signalChange()
 	for _, c := range p.open() {
 		for _, d := range c.dirs {

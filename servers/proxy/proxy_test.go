@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -261,6 +262,55 @@ func TestLossReleasedOnChange(t *testing.T) {
 	}
 	if rel := ev.await(t, EventRelease); rel.Off != 0 {
 		t.Errorf("release %+v", rel)
+	}
+}
+
+// A chunk whose fate was asked before the policy changed, and which is held
+// as lost only after the drain looked again at what it held, is looked at
+// again too: the loss ended before it was held, so it goes on at once,
+// not after its LossReset.
+func TestLossEndedWhileAsked(t *testing.T) {
+	pol, ev := newPolicy(), newEvents()
+	var mu sync.Mutex
+	lossy := true
+	var p *Proxy
+	ready := make(chan struct{})
+	again := make(chan struct{}, 1) // the drain asked the first chunk's fate again
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+		if l != n1n2 {
+			return Fate{}
+		}
+		mu.Lock()
+		was := lossy
+		mu.Unlock()
+		switch {
+		case off == 0 && !was:
+			again <- struct{}{}
+			return Fate{}
+		case off == 0:
+			return Fate{Lost: true, LossReset: time.Minute}
+		case !was: // the second chunk's fate asked again
+			return Fate{}
+		}
+		// The second chunk: its fate is Lost, but before it is held the
+		// loss ends and the drain looks again at the first chunk alone.
+		<-ready
+		mu.Lock()
+		lossy = false
+		mu.Unlock()
+		p.Changed()
+		<-again
+		return Fate{Lost: true, LossReset: time.Minute}
+	}
+	var tg *target
+	p, tg = start(t, pol, ev, nil)
+	close(ready)
+	a, b := dial(t, p, tg)
+	write(t, a, "one")
+	pol.awaitCall(t, n1n2, None)
+	write(t, a, "two")
+	if got := readN(t, b, 6); string(got) != "onetwo" {
+		t.Errorf("%q, want onetwo", got)
 	}
 }
 
