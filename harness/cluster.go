@@ -391,8 +391,10 @@ func exitDetail(s *os.ProcessState) string {
 }
 
 // end ends a member's current incarnation for a reason ("crash" or "stop")
-// and records it once its output has been read to the end, so that nothing
-// it wrote is recorded after its end. A paused process is killed too.
+// with SIGKILL, records it once what the process wrote before has been
+// read (killDrained), so that nothing it wrote is recorded after its end,
+// and returns once its output has ended and it has been reaped. A paused
+// process is killed too.
 func (r *run) end(m *member, why string) (bool, error) {
 	m.mu.Lock()
 	p, out, inc, done := m.proc, m.out, m.inc, m.readerDone
