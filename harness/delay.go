@@ -93,9 +93,16 @@ func (q *delayQueue) close() int {
 func (q *delayQueue) loop() {
 	defer close(q.done)
 	// The wait blocks this goroutine's thread, which no other goroutine
-	// needs; its timer slack is its own.
+	// needs; its timer slack is its own. The thread is given back when
+	// the queue closes, its slack as before: a goroutine that ends
+	// locked to its thread ends the thread, and a child started from
+	// that thread before (a node of another run in this process: Go
+	// starts processes from any thread) dies with it, by the SIGKILL
+	// its Pdeathsig asks for.
 	runtime.LockOSThread()
 	fineTimerSlack()
+	defer runtime.UnlockOSThread()
+	defer defaultTimerSlack()
 	for {
 		q.mu.Lock()
 		if q.closed {
@@ -162,9 +169,14 @@ const pollIn = 0x1 // POLLIN
 
 // fineTimerSlack asks Linux to wake the calling thread from a timed wait
 // within a microsecond of its time, instead of the default 50µs later.
-func fineTimerSlack() {
+func fineTimerSlack() { setTimerSlack(1000) }
+
+// defaultTimerSlack gives the thread its default timer slack back.
+func defaultTimerSlack() { setTimerSlack(0) }
+
+func setTimerSlack(ns uintptr) {
 	const prSetTimerSlack = 29
-	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, ns, 0)
 }
 
 type dueItems []*dueItem

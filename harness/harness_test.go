@@ -3,11 +3,15 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -38,6 +42,62 @@ func TestDelayQueueOrder(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("ran %v, want %v", got, want)
 		}
+	}
+}
+
+// The delay queue's goroutine gives its thread back when the queue closes.
+// A goroutine that ends locked to its thread ends the thread, and every
+// process started from that thread dies with it (the SIGKILL of its
+// Pdeathsig): Go starts processes from any thread, so a run's nodes died
+// when a run beside it in the same process ended (TestPauseTheLeader saw
+// two of its nodes "exit on their own" as a parallel test's run ended).
+// Here the queue runs on the thread a process was started from, as the
+// scheduler may have put it (not the main thread, which Go never ends);
+// the process must outlive the queue.
+func TestDelayQueueGivesItsThreadBack(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	q := &delayQueue{done: make(chan struct{}), wakeR: -1, wakeW: -1}
+	started, ended := make(chan *proc.Proc, 1), make(chan struct{})
+	var work func()
+	work = func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if syscall.Gettid() == os.Getpid() {
+			// Go never ends its main thread (it wedges it instead):
+			// hold it, so that the work runs on another.
+			done := make(chan struct{})
+			go func() { defer close(done); work() }()
+			<-done
+			return
+		}
+		p, err := proc.Start(proc.Spec{Argv: []string{"sleep", "30"}, Stdout: null})
+		if err != nil {
+			t.Error(err)
+			close(q.done)
+			started <- nil
+			return
+		}
+		started <- p
+		q.loop() // until closed
+	}
+	go func() { defer close(ended); work() }()
+	p := <-started
+	if p == nil {
+		return
+	}
+	dead := make(chan struct{})
+	go func() { _, _ = p.Wait(); close(dead) }()
+	defer func() { _ = p.Kill(); <-dead }()
+	q.close()
+	<-ended // the goroutine has ended: its thread with it, were it still locked
+	select {
+	case <-dead:
+		t.Errorf("the process started from the queue's thread died with the queue (pid %d)", p.Pid())
+	case <-time.After(500 * time.Millisecond):
 	}
 }
 
