@@ -126,9 +126,7 @@ func newStream(r io.Reader) *stream {
 
 func (s *stream) Read(b []byte) (int, error) {
 	if s.raw == nil || len(b) == 0 {
-		n, err := s.r.Read(b)
-		s.read.Add(int64(n))
-		return n, err
+		return s.readFile(b)
 	}
 	var n int
 	var rerr error
@@ -148,15 +146,20 @@ func (s *stream) Read(b []byte) (int, error) {
 	})
 	switch {
 	case err != nil: // closed: the file's own read says so in its terms
-		n, err := s.r.Read(b)
-		s.read.Add(int64(n))
-		return n, err
+		return s.readFile(b)
 	case rerr != nil:
 		return 0, &os.PathError{Op: "read", Path: "stdout", Err: rerr}
 	case n == 0:
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// readFile reads through r itself, counting what it read.
+func (s *stream) readFile(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	s.read.Add(int64(n))
+	return n, err
 }
 
 // pending says whether anything the process wrote is still to be handled:
@@ -424,21 +427,23 @@ func (r *run) end(m *member, why string) (bool, error) {
 // node's claim outlast its kill. A line it left unfinished ends only with
 // the output.
 func (r *run) killDrained(p *proc.Proc, out *stream, done <-chan struct{}) {
+	if out == nil { // not yet up: nothing it wrote is recorded
+		<-done
+		return
+	}
 	for {
 		select {
 		case <-done:
 			return
 		default:
 		}
-		if out != nil {
-			left, err := out.pending(p)
-			if err != nil {
-				<-done
-				return
-			}
-			if !left {
-				return
-			}
+		left, err := out.pending(p)
+		if err != nil {
+			<-done
+			return
+		}
+		if !left {
+			return
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
