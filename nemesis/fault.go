@@ -355,7 +355,9 @@ const (
 	// synced.
 	LoseUnsynced PowerFail = "lose-unsynced"
 	// Torn keeps a random, seeded prefix of each file's unsynced writes
-	// (the last one kept cut at a random byte).
+	// (the last one kept cut at a random sector boundary of its file on a
+	// real server's disk, at a random byte of the simulator's whole-file
+	// writes).
 	Torn PowerFail = "torn"
 )
 

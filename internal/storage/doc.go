@@ -31,7 +31,8 @@
 // backwards on the backing folder while nothing is mounted: every write
 // not synced is undone (lose-unsynced), or each file keeps a random,
 // seeded prefix of its unsynced writes, in the order they were made, the
-// last one kept torn at a random byte (torn); then every directory entry
+// last one kept torn at a random sector boundary (torn: a disk writes a
+// 512-byte sector whole or not at all); then every directory entry
 // not synced is undone. What a fault lost, or flipped, is returned as a
 // record (Loss, Corruption) for the history.
 //

@@ -272,10 +272,16 @@ const (
 	// entry.
 	LoseUnsynced PowerFailMode = "lose-unsynced"
 	// Torn keeps, of each file, a random prefix of its unsynced writes in
-	// the order they were made, the last one kept cut at a random byte;
-	// directory entries not synced are lost.
+	// the order they were made, the last one kept cut at a sector
+	// boundary of the file; directory entries not synced are lost.
 	Torn PowerFailMode = "torn"
 )
+
+// Sector is the unit a disk writes whole or not at all: a torn write
+// keeps a prefix of it that ends at a multiple of Sector in its file (or
+// all of it). etcd's WAL, for one, tells a torn record from a corrupt one
+// by a sector of zeroes.
+const Sector = 512
 
 // Loss is what a power failure lost.
 type Loss struct {
@@ -363,7 +369,7 @@ func (l *Layer) PowerFail(mode PowerFailMode) (Loss, error) {
 		if mode == Torn && fl.Unsynced > 0 {
 			cut = l.rng.Int64N(fl.Unsynced + 1)
 		}
-		fl.Lost = fl.Unsynced - cut
+		var kept int64
 		for _, e := range es {
 			if e.op == opTrunc {
 				if cut > 0 { // every write before it kept whole
@@ -371,9 +377,18 @@ func (l *Layer) PowerFail(mode PowerFailMode) (Loss, error) {
 				}
 				continue
 			}
-			keep[e] = min(max(cut, 0), e.n)
+			k := min(max(cut, 0), e.n)
+			if 0 < k && k < e.n {
+				// The write the cut falls in keeps only the sectors it
+				// filled before it: a disk writes a sector whole or not
+				// at all.
+				k = max(0, (e.off+k)/Sector*Sector-e.off)
+			}
+			keep[e] = k
+			kept += k
 			cut -= e.n
 		}
+		fl.Lost = fl.Unsynced - kept
 		loss.Files = append(loss.Files, fl)
 	}
 	var first error

@@ -211,6 +211,12 @@ func TestTornKeepsAPrefixOfTheUnsyncedWrites(t *testing.T) {
 		if l := loss.Files[0].Lost; l != int64(len(partB)-len(kept)) {
 			t.Errorf("seed %d: loss says %d bytes lost, the file lost %d", seed, l, len(partB)-len(kept))
 		}
+		// A disk writes a sector whole or not at all: the file ends
+		// where a write ended, or at a sector boundary.
+		end := len(partA) + len(kept)
+		if end%Sector != 0 && end != len(partA) && end != len(partA)+len(partB)/2 && end != len(partA)+len(partB) {
+			t.Errorf("seed %d: torn left the file %d bytes long: neither a write's end nor a multiple of %d", seed, end, Sector)
+		}
 		cuts[len(kept)] = true
 	}
 	partial := 0
