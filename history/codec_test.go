@@ -23,6 +23,10 @@ func full(t *testing.T) Event {
 		case reflect.Int, reflect.Int64:
 			f.SetInt(int64(7 + i))
 		case reflect.Slice:
+			if f.Type().Elem().Kind() == reflect.Struct {
+				f.Set(reflect.ValueOf([]Evidence{{From: "n1.log", Line: 3, Text: "leader <1>"}, {From: "GET /x", Text: "{}", Cut: true}}))
+				break
+			}
 			f.Set(reflect.ValueOf([]string{"n1", "n2"}))
 		case reflect.Map:
 			f.Set(reflect.ValueOf(map[string]int64{"messages.sent": 3}))

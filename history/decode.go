@@ -95,6 +95,8 @@ func keyBit(k string) uint32 {
 		return 1 << 25
 	case "tail":
 		return 1 << 26
+	case "evidence":
+		return 1 << 27
 	}
 	return 0
 }
@@ -102,7 +104,7 @@ func keyBit(k string) uint32 {
 // eventKeys are the keys keyBit knows.
 var eventKeys = []string{"i", "t", "kind", "node", "what", "value", "name", "term", "incarnation", "detail",
 	"process", "type", "f", "phase", "nodes", "msg", "src", "dest", "mtype", "reason", "body", "meta", "counts", "token",
-	"host", "served", "tail"}
+	"host", "served", "tail", "evidence"}
 
 func (d *decoder) fast(b []byte, e *Event) bool {
 	s := jsonscan.Scanner{B: b}
@@ -218,12 +220,20 @@ func (d *decoder) field(s *jsonscan.Scanner, key string, e *Event) bool {
 				return false
 			}
 		}
-	case "meta", "counts":
+	case "meta", "counts", "evidence":
 		start := s.I
 		if !s.Value() {
 			return false
 		}
 		raw := s.B[start:s.I]
+		if key == "evidence" {
+			var ev []Evidence
+			if json.Unmarshal(raw, &ev) != nil {
+				return false
+			}
+			e.Evidence = ev
+			return true
+		}
 		if key == "meta" {
 			var m Meta
 			if json.Unmarshal(raw, &m) != nil {

@@ -59,6 +59,13 @@ func AppendJSON(b []byte, e *Event) ([]byte, error) {
 		}
 		b = append(append(b, `,"meta":`...), m...)
 	}
+	if len(e.Evidence) > 0 {
+		v, err := json.Marshal(e.Evidence)
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"evidence":`...), v...)
+	}
 	if len(e.Counts) > 0 {
 		c, err := json.Marshal(e.Counts)
 		if err != nil {

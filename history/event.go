@@ -118,6 +118,33 @@ const (
 	ReportMetric      = "metric"      // name: the metric; value: its value
 )
 
+// LeaderUnknown is the detail of a leader report that says the node's
+// belief is not known: a real server's poll failed, timed out or gave an
+// answer no pattern reads. Its value is "" (no claim): a claim it
+// follows ended there, cut short, and the checks count such ends.
+const LeaderUnknown = "unknown"
+
+// MaxEvidence bounds the text an event's evidence keeps: a log line or a
+// poll's answer is under suspicion like every byte a server writes.
+const MaxEvidence = 512
+
+// Evidence is what a belief was read from: a log line (its file, its
+// number, its text) or a poll's answer (its question and what came back,
+// or the error in its place), so that a person can check a claim in the
+// history without opening a log.
+type Evidence struct {
+	// From is where it was read: a log file's name in the run's folder
+	// ("n1.etcd.log"), or a poll's question (its URL, address, file or
+	// command).
+	From string `json:"from"`
+	// Line is the log line's number in its file, from 1; 0 for a poll.
+	Line int `json:"line,omitempty"`
+	// Text is the line or the answer, made printable and cut to
+	// MaxEvidence bytes (Cut says so).
+	Text string `json:"text"`
+	Cut  bool   `json:"cut,omitempty"`
+}
+
 // LimitMessages is the what of the limit event that stops the recording of
 // messages one by one.
 const LimitMessages = "messages"
@@ -197,6 +224,10 @@ type Event struct {
 	Body   string `json:"body,omitempty"` // the delivered body, when it differs from the sent one
 
 	Meta *Meta `json:"meta,omitempty"`
+
+	// Evidence is, on a leader report read from a real server, what it
+	// was read from (the log line, or the poll's answers).
+	Evidence []Evidence `json:"evidence,omitempty"`
 
 	// Counts, on the end event, are the run's message and operation
 	// counters, kept whether or not each message was recorded.
