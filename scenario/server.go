@@ -205,6 +205,22 @@ type Pattern struct {
 	Match string `toml:"match"`
 	// Role is the role when Match has no role group.
 	Role string `toml:"role"`
+	// InheritTerm lets a reading this pattern gives, when it has no term
+	// of its own, take the last term a reading of the same node stated
+	// (a server without terms beside a sidecar that has them). Its risk:
+	// the term may be older than the belief, so that a new claim is
+	// judged in the old claim's term (one-leader-per-term may then see
+	// two claims in one term that never shared it). Off by default.
+	InheritTerm bool `toml:"inherit_term"`
+	// InheritLeader lets a follower's reading this pattern gives, when it
+	// names no leader, follow the node other than its own that claims to
+	// lead in the reading's term and still does (a server whose followers
+	// name no leader, as ZooKeeper's srvr). Its risk: the leader is
+	// another node's claim, not this node's own word, so a follower that
+	// lost its leader reads as following it until its next reading; a
+	// node never follows itself this way. Off by default: a follower that
+	// names no leader believes in no known leader.
+	InheritLeader bool `toml:"inherit_leader"`
 
 	re *regexp.Regexp
 }
@@ -407,6 +423,20 @@ type Rendered struct {
 type RenderedPoll struct {
 	TCP, HTTP, File string
 	Command         []string
+}
+
+// Question says what a poll asks, for its evidence: "GET URL", "tcp
+// ADDR", "file PATH" or the command line.
+func (p RenderedPoll) Question() string {
+	switch {
+	case p.HTTP != "":
+		return "GET " + p.HTTP
+	case p.TCP != "":
+		return "tcp " + p.TCP
+	case p.File != "":
+		return "file " + p.File
+	}
+	return strings.Join(p.Command, " ")
 }
 
 // Render fills in the node's templates.
@@ -1048,6 +1078,12 @@ func encodeServer(sv *Server) []byte {
 			e := map[string]any{"match": p.Match}
 			if p.Role != "" {
 				e["role"] = p.Role
+			}
+			if p.InheritTerm {
+				e["inherit_term"] = true
+			}
+			if p.InheritLeader {
+				e["inherit_leader"] = true
 			}
 			out = append(out, e)
 		}
