@@ -118,9 +118,17 @@ func twoLeaders(h *history.History) Result {
 	if ignored > 0 {
 		r.Figures["ignored_reports"] = ignored
 	}
+	cut := ClaimsCutShort(h)
+	if cut > 0 {
+		r.Figures["claims_cut_short"] = cut
+	}
 	if len(all) == 0 {
 		r.Valid = True
-		r.Explanation = fmt.Sprintf("no two live nodes believed they were the leader at once (%s of leadership)", plural(len(claims), "claim"))
+		r.Explanation = fmt.Sprintf("no two live nodes believed they were the leader at once (%s of leadership", plural(len(claims), "claim"))
+		if cut > 0 {
+			r.Explanation += fmt.Sprintf(", %d of them cut short where a poll had no answer and the node's belief was unknown", cut)
+		}
+		r.Explanation += ")"
 		return r
 	}
 	var list violationList

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
@@ -14,25 +15,32 @@ import (
 // polls) into the history's leader reports, the same reports a protocol
 // node sends, so that every election check judges real servers unchanged.
 //
-// A server names its leader its own way (etcd by raft id, ZooKeeper not at
-// all, Redis by address): a pattern's "self" group teaches the observer
-// each node's own name for itself, every address of every node (its own,
-// and where each node reaches it) names it from the start, and a follower
-// that names no leader is taken to follow the node that claims to lead in
-// its term. A follower whose leader is not known yet is held until it is,
-// and then recorded.
+// A reading says what it says, and the observer keeps no guess. A reading
+// is one log line, or one round of a node's polls (its server's and its
+// sidecars' questions, asked together). What it records, by the table in
+// docs/servers.md ("What a reading means"):
 //
-// A node is a host: what its sidecars say adds to what its server says.
-// A term, once said by any of its processes, stands until one says
-// another: a reading with a role and without a term (a server that has
-// none) takes the node's last, and a reading with a term and no role (a
-// sidecar's) gives the node's last role that term. A leader's name
-// stands only within the term it was said in, and never for a reading
-// that leads: a reading whose role says its node leads names that node,
-// whatever an earlier reading named (a promoted replica's "leader 2"
-// names itself, in term 2, not the old leader its follower readings
-// named), and a follower's reading in a new term that names no leader
-// waits for the node that claims that term.
+//   - role leader, or a leader named that is the node itself: the node
+//     claims to lead, in the reading's term (none when the reading gives
+//     none, or when its term came with another node named as leader: that
+//     term is the other node's);
+//   - role follower naming a leader: the node follows that leader, in the
+//     reading's term; a name not yet known is held until a reading
+//     teaches it (a "self" group), and recorded then;
+//   - role follower naming no leader: the node believes in no known
+//     leader;
+//   - role none: the node believes in no leader;
+//   - a poll that fails, times out, or whose answer gives no role: the
+//     node's belief is unknown (a report of no leader whose detail says
+//     so), except while its host is paused, when it stays as it was;
+//   - a reading with no role and no failure (a log line that only says a
+//     term, or teaches a name): nothing.
+//
+// A reading never takes a leader or a term from another reading, the
+// same node's earlier ones included, unless its pattern says so
+// (inherit_term, inherit_leader: scenario.Pattern, each with its risk).
+// Every report keeps the reading's evidence: the log line, with its file
+// and number, or each question of the poll's round and its answer.
 //
 // The observer also watches the cluster form: the first moment a node is
 // seen to lead, and the first moment every other node is seen to follow
@@ -42,10 +50,8 @@ type observer struct {
 	mu sync.Mutex
 	// names maps what servers call each other to node ids.
 	names map[string]string
-	// claims maps a term to the node that claimed to lead in it.
-	claims map[int64]string
-	nodes  map[string]*belief
-	order  []string // the nodes, in order
+	nodes map[string]*belief
+	order []string // the nodes, in order
 
 	// leaderSeen and clusterSeen are closed when a leader, and then a
 	// leader with every other node following it, are first seen.
@@ -59,35 +65,43 @@ type observer struct {
 // belief is what the observer last recorded of one node, and what it
 // holds back.
 type belief struct {
-	up       bool
-	gen      int // counts the node's starts: a poll of an old one is dropped
+	up bool
+	// gen counts the node's starts: a poll of an old one is dropped.
+	gen int
+	// paused is set while the node's host is frozen, and pauses counts
+	// its pauses and resumes: a poll that failed while either changed
+	// says nothing (the belief stays as it was).
+	paused   bool
+	pauses   int
 	recorded bool
+	unknown  bool
 	leader   string
 	term     *int64
-	held     *reading
-	// knownTerm and knownLeader are the last term and leader name any of
-	// the node's processes said; last is its last reading with a role,
-	// as read.
-	knownTerm   *int64
-	knownLeader string
-	// knownLeaderTerm is the term in force when knownLeader was said.
-	knownLeaderTerm *int64
-	// lastTerm is the term last was taken in (its own, or the node's).
-	lastTerm *int64
-	last     *reading
+	// held is a follower's reading whose leader's name is not known yet.
+	held *reading
+	// statedTerm is the last term a reading of the node stated, for a
+	// pattern that inherits it (inherit_term) alone.
+	statedTerm *int64
 }
 
 // reading is one observation, read through the patterns.
 type reading struct {
 	role, leader, self string
 	term               *int64
-	source             string
-	// borrowed is set when term is the node's, not the reading's own.
-	borrowed bool
+	// inheritTerm and inheritLeader are set when a pattern that matched
+	// lets the reading inherit them (scenario.Pattern).
+	inheritTerm, inheritLeader bool
+	// unknown is set for a poll's round that had no answer to read a role
+	// from; why says why.
+	unknown bool
+	why     string
+	source  string
+	// evidence is what the reading was read from.
+	evidence []history.Evidence
 }
 
 func newObserver(r *run) *observer {
-	o := &observer{r: r, names: map[string]string{}, claims: map[int64]string{}, nodes: map[string]*belief{},
+	o := &observer{r: r, names: map[string]string{}, nodes: map[string]*belief{},
 		leaderSeen: make(chan struct{}), clusterSeen: make(chan struct{}), changed: make(chan struct{}, 1)}
 	for i := range r.sc.Nodes {
 		id := scenario.NodeName(i)
@@ -126,7 +140,7 @@ func (o *observer) learnAddresses(nodes []*scenario.ServerNode) {
 func (o *observer) started(node string) {
 	o.mu.Lock()
 	b := o.nodes[node]
-	*b = belief{up: true, gen: b.gen + 1}
+	*b = belief{up: true, gen: b.gen + 1, pauses: b.pauses}
 	o.mu.Unlock()
 	o.signal()
 }
@@ -140,6 +154,26 @@ func (o *observer) ended(node string) {
 	o.signal()
 }
 
+// frozen is told that a node's host is paused (true) or resumed (false):
+// while it is, and for a poll that was asked across either, an
+// unanswered poll leaves the node's belief as it was.
+func (o *observer) frozen(node string, paused bool) {
+	o.mu.Lock()
+	b := o.nodes[node]
+	b.paused = paused
+	b.pauses++
+	o.mu.Unlock()
+}
+
+// asking is what a poll's round needs to know of its node when it
+// begins: whether it is up, its start and its pauses.
+func (o *observer) asking(node string) (up bool, gen, pauses int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b := o.nodes[node]
+	return b.up, b.gen, b.pauses
+}
+
 // signal says that something changed (changed).
 func (o *observer) signal() {
 	select {
@@ -149,22 +183,59 @@ func (o *observer) signal() {
 }
 
 // line reads a log line of one of a node's processes through that
-// process's log patterns.
-func (o *observer) line(node string, patterns []scenario.Pattern, line []byte) {
+// process's log patterns; file and n say where it is (the log's name in
+// the run's folder, and its line number there).
+func (o *observer) line(node string, patterns []scenario.Pattern, line []byte, file string, n int) {
 	for i := range patterns {
 		p := &patterns[i]
 		m := p.Regexp().FindSubmatch(line)
 		if m == nil {
 			continue
 		}
-		rd := &reading{role: p.Role, source: "log"}
+		rd := &reading{role: p.Role, source: "log", inheritTerm: p.InheritTerm, inheritLeader: p.InheritLeader,
+			evidence: []history.Evidence{evidence(file, n, line)}}
 		for j, name := range p.Regexp().SubexpNames() {
 			if j > 0 && name != "" && m[j] != nil {
 				rd.set(o.r.sv, name, string(m[j]))
 			}
 		}
-		o.observe(node, -1, rd)
+		o.observe(node, -1, -1, rd)
 	}
+}
+
+// evidence is one piece of evidence: text read from, at line n (0 for a
+// poll), made printable and cut to history.MaxEvidence bytes.
+func evidence(from string, n int, text []byte) history.Evidence {
+	e := history.Evidence{From: from, Line: n}
+	if len(text) > history.MaxEvidence {
+		text, e.Cut = text[:history.MaxEvidence], true
+	}
+	e.Text = printable(text)
+	return e
+}
+
+// printable is b as valid UTF-8 text with its control characters (other
+// than newlines and tabs) shown as escapes, so that a server's bytes
+// cannot rewrite a terminal or a page.
+func printable(b []byte) string {
+	var s strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&s, `\x%02x`, b[0])
+		case r == '\n' || r == '\t':
+			s.WriteRune(r)
+		case r == '\r':
+			s.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&s, `\x%02x`, r)
+		default:
+			s.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return s.String()
 }
 
 // set fills in one named group of a reading.
@@ -194,8 +265,9 @@ func parseTerm(v string) (int64, bool) {
 }
 
 // observe records what a reading says a node believes. gen is the start
-// of the node a poll asked (-1 for a log line, which always counts).
-func (o *observer) observe(node string, gen int, rd *reading) {
+// of the node a poll asked, and pauses its pauses when it asked (-1 for
+// a log line, which always counts).
+func (o *observer) observe(node string, gen, pauses int, rd *reading) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	b := o.nodes[node]
@@ -205,135 +277,129 @@ func (o *observer) observe(node string, gen int, rd *reading) {
 	if rd.self != "" {
 		o.names[rd.self] = node
 	}
+	if rd.unknown || (gen >= 0 && rd.role == "") {
+		if b.paused || (pauses >= 0 && pauses != b.pauses) {
+			return // frozen: its belief stays as it was
+		}
+		b.held = nil
+		o.recordUnknown(node, b, rd)
+		o.resolveHeld()
+		return
+	}
+	inherited := b.statedTerm
 	if rd.term != nil {
-		b.knownTerm = rd.term
+		b.statedTerm = rd.term
 	}
-	if rd.leader != "" {
-		b.knownLeader, b.knownLeaderTerm = rd.leader, b.knownTerm
+	if rd.role == "" {
+		o.resolveHeld() // a name it taught may resolve a held reading
+		return
 	}
-	switch {
-	case rd.role != "":
-		b.last = rd
-		b.held = b.borrow(rd)
-		b.lastTerm = b.held.term
-	case b.last != nil && (rd.term != nil || rd.leader != ""):
-		// The last role, with what was just said; the leader it named
-		// stands only in its own term.
-		last := *b.last
-		if rd.term != nil {
-			last.term = nil // the term just said
-		}
-		if !sameTerm(b.knownTerm, b.lastTerm) {
-			last.leader = ""
-		}
-		b.held = b.borrow(&last)
+	if rd.term == nil && rd.inheritTerm {
+		rd.term = inherited
 	}
+	b.held = rd
 	o.resolveHeld()
-}
-
-// borrow is a reading with the node's known term where it gives none,
-// and its known leader where it names none, when that was said in the
-// reading's term and the reading does not lead: a reading never takes
-// another term's leader, nor one for a node that leads itself.
-func (b *belief) borrow(rd *reading) *reading {
-	out := *rd
-	if out.term == nil {
-		out.term, out.borrowed = b.knownTerm, b.knownTerm != nil
-	}
-	if out.leader == "" && out.role != scenario.RoleLeader && sameTerm(out.term, b.knownLeaderTerm) {
-		out.leader = b.knownLeader
-	}
-	return &out
 }
 
 // resolveHeld records every held reading whose leader is now known.
 func (o *observer) resolveHeld() {
 	for changed := true; changed; {
 		changed = false
-		for node, b := range o.nodes {
+		for _, node := range o.order {
+			b := o.nodes[node]
 			if b.held == nil {
 				continue
 			}
-			leader, ok := o.leaderOf(node, b.held)
+			leader, term, ok := o.believes(node, b.held)
 			if !ok {
 				continue
 			}
-			rd := o.ownTerm(node, b, b.held)
+			rd := b.held
 			b.held = nil
-			if leader == node && rd.term != nil {
-				if _, seen := o.claims[*rd.term]; !seen {
-					o.claims[*rd.term] = node
-					changed = true
-				}
+			if o.record(node, b, leader, term, rd) {
+				changed = true // a new claim may resolve an inheriting follower
 			}
-			o.record(node, b, leader, rd)
 		}
 	}
 }
 
-// ownTerm is a reading whose role says the node leads, but whose term
-// is another node's: one that names another node as leader (a server
-// that is master while its sidecar names another master), or one that
-// took the node's known term, in which another node was named leader (a
-// server, without terms, that became master while its sidecar's last
-// epoch is the old master's). The node's claim then keeps the term it
-// had, or has none. Any other reading is returned as it is.
-func (o *observer) ownTerm(node string, b *belief, rd *reading) *reading {
-	if rd.role != scenario.RoleLeader {
-		return rd
-	}
-	other := rd.leader
-	if other == "" && rd.borrowed && sameTerm(rd.term, b.knownLeaderTerm) {
-		other = b.knownLeader
-	}
-	if other == "" {
-		return rd
-	}
-	if id, ok := o.names[other]; !ok || id == node {
-		return rd
-	}
-	own := *rd
-	own.term = nil
-	if b.recorded && b.leader == node {
-		own.term = b.term
-	}
-	return &own
-}
-
-// leaderOf is the leader a reading names, when it is known.
-func (o *observer) leaderOf(node string, rd *reading) (string, bool) {
-	switch rd.role {
-	case scenario.RoleNone:
-		return "", true
-	case scenario.RoleLeader:
-		return node, true
-	}
+// believes is the leader and term a reading says its node believes in,
+// when the names it uses are known (rules in the observer's comment).
+func (o *observer) believes(node string, rd *reading) (string, *int64, bool) {
+	named := ""
 	if rd.leader != "" {
 		id, ok := o.names[rd.leader]
-		return id, ok
+		if !ok {
+			if rd.role == scenario.RoleLeader {
+				// It leads, whatever it names; the term it gives came
+				// with the other name.
+				return node, nil, true
+			}
+			return "", nil, false
+		}
+		named = id
 	}
-	if rd.term != nil {
-		id, ok := o.claims[*rd.term]
-		return id, ok
+	switch {
+	case rd.role == scenario.RoleNone:
+		return "", rd.term, true
+	case rd.role == scenario.RoleLeader || named == node:
+		if named != "" && named != node {
+			return node, nil, true // the term is the other node's
+		}
+		return node, rd.term, true
+	case named != "":
+		return named, rd.term, true
+	case rd.inheritLeader && rd.term != nil:
+		return o.claimant(node, *rd.term), rd.term, true
 	}
-	return "", false
+	return "", rd.term, true // a follower of no known leader
 }
 
-// record writes a leader report when the node's belief changed.
+// claimant is the node other than node that believes it leads in term,
+// for a reading that inherits its leader; "" when none does.
+func (o *observer) claimant(node string, term int64) string {
+	for _, n := range o.order {
+		if b := o.nodes[n]; n != node && b.up && b.recorded && b.leader == n && b.term != nil && *b.term == term {
+			return n
+		}
+	}
+	return ""
+}
+
+// record writes a leader report when the node's belief changed, and says
+// whether it did.
 //
 // A node believes nothing until it first reports, so a first belief in no
 // leader is not recorded: a trigger on the first leader report (when =
 // { report = "leader" }) then fires on the first claim.
-func (o *observer) record(node string, b *belief, leader string, rd *reading) {
-	if b.recorded && b.leader == leader && sameTerm(b.term, rd.term) {
-		return
+func (o *observer) record(node string, b *belief, leader string, term *int64, rd *reading) bool {
+	if b.recorded && !b.unknown && b.leader == leader && sameTerm(b.term, term) {
+		return false
 	}
 	if !b.recorded && leader == "" {
+		return false
+	}
+	b.recorded, b.unknown, b.leader, b.term = true, false, leader, term
+	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: leader, Term: term,
+		Detail: rd.source, Evidence: rd.evidence})
+	o.watchReady()
+	o.signal()
+	return true
+}
+
+// recordUnknown writes a report that the node's belief is unknown, when
+// it was known.
+func (o *observer) recordUnknown(node string, b *belief, rd *reading) {
+	if !b.recorded || b.unknown {
 		return
 	}
-	b.recorded, b.leader, b.term = true, leader, rd.term
-	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader, Value: leader, Term: rd.term, Detail: rd.source})
-	o.watchReady()
+	b.unknown, b.leader, b.term = true, "", nil
+	ev := rd.evidence
+	if rd.why != "" && len(ev) == 0 {
+		ev = []history.Evidence{{From: rd.source, Text: rd.why}}
+	}
+	o.r.observed(history.Event{Kind: history.KindReport, Node: node, What: history.ReportLeader,
+		Detail: history.LeaderUnknown, Evidence: ev})
 	o.signal()
 }
 

@@ -43,6 +43,23 @@ role = "leader"
 
 [[server.log]]
 match = '^epoch (?P<term>[0-9]+) master (?P<leader>n[0-9])$'
+
+[[server.log]]
+match = '^inheriting follower at term (?P<term>[0-9]+)'
+role = "follower"
+inherit_leader = true
+
+[[server.log]]
+match = '^inheriting master$'
+role = "leader"
+inherit_term = true
+
+[[server.log]]
+match = '^(?P<self>[a-z0-9]+) is my name$'
+
+[[server.log]]
+match = '^stopped$'
+role = "none"
 `
 
 // feed runs hand-made log lines through an observer, as "node: line",
@@ -58,9 +75,17 @@ func feed(t *testing.T, lines ...string) []string {
 	for _, n := range []string{"n1", "n2", "n3"} {
 		r.obs.started(n)
 	}
-	for _, l := range lines {
+	for i, l := range lines {
 		node, line, _ := strings.Cut(l, ": ")
-		r.obs.line(node, sc.Server.Log, []byte(line))
+		switch line {
+		case "unknown":
+			b := r.obs.nodes[node]
+			r.obs.observe(node, b.gen, b.pauses, &reading{unknown: true, why: "timed out", source: "poll"})
+		case "pause", "resume":
+			r.obs.frozen(node, line == "pause")
+		default:
+			r.obs.line(node, sc.Server.Log, []byte(line), node+".log", i+1)
+		}
 	}
 	var out []string
 	for _, e := range r.early {
@@ -69,39 +94,63 @@ func feed(t *testing.T, lines ...string) []string {
 			if e.Term != nil {
 				term = fmt.Sprint(*e.Term)
 			}
-			out = append(out, fmt.Sprintf("%s %s %s", e.Node, e.Value, term))
+			value := e.Value
+			if e.Detail == history.LeaderUnknown {
+				value = "unknown"
+			}
+			out = append(out, fmt.Sprintf("%s %s %s", e.Node, value, term))
 		}
 	}
 	return out
 }
 
-// A reading that says its node leads names that node, in its own term,
-// whatever the node's earlier readings named; a follower's reading in
-// a new term takes no leader from another term.
-func TestReadingsNameTheirOwnNode(t *testing.T) {
+// What a reading means, row by row (docs/servers.md, "What a reading
+// means"): a reading says what it says, and nothing is taken from
+// another reading unless its pattern says so. Lines "unknown" and
+// "pause"/"resume" stand for a poll's round that had no answer and for
+// the host's pause.
+func TestWhatAReadingMeans(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		lines []string
 		want  string
 	}{
-		{"a promoted replica's leader reading names itself, with its term",
-			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: leader 2"},
-			"n1 n1 1; n2 n1 1; n2 n2 2"},
-		{"a follower in a new term waits for that term's claim",
-			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: following at term 3", "n3: leader 3"},
-			"n1 n1 1; n2 n1 1; n3 n3 3; n2 n3 3"},
-		{"a follower in its leader's term keeps the name",
-			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: following at term 1"},
-			"n1 n1 1; n2 n1 1"},
-		{"a new term alone does not carry the old leader's name",
-			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: term 4", "n3: leader 4"},
-			"n1 n1 1; n2 n1 1; n3 n3 4; n2 n3 4"},
-		{"a master without terms takes no term that names another master",
-			[]string{"n2: follows n1 at term 0", "n2: epoch 0 master n1", "n2: is master", "n2: epoch 1 master n2"},
-			"n2 n1 0; n2 n2 -; n2 n2 1"},
+		{"a leader with a term claims it",
+			[]string{"n1: leader 1"}, "n1 n1 1"},
+		{"a leader without a term claims, with no term",
+			[]string{"n1: is master"}, "n1 n1 -"},
+		{"a follower naming a leader follows it, in its own term",
+			[]string{"n1: leader 1", "n2: follows n1 at term 1"}, "n1 n1 1; n2 n1 1"},
+		{"a follower naming no leader believes in no known leader",
+			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: following at term 1"}, "n1 n1 1; n2 n1 1; n2  1"},
+		{"a leader that then follows naming no leader steps down, not a claimant of its own term",
+			[]string{"n1: leader 1", "n1: following at term 1", "n2: leader 2"}, "n1 n1 1; n1  1; n2 n2 2"},
+		{"role none believes in no leader",
+			[]string{"n1: leader 1", "n1: stopped"}, "n1 n1 1; n1  -"},
+		{"a reading with no role says nothing",
+			[]string{"n1: leader 1", "n2: follows n1 at term 1", "n2: term 4", "n3: leader 4"}, "n1 n1 1; n2 n1 1; n3 n3 4"},
+		{"a master takes no term from an earlier reading",
+			[]string{"n2: follows n1 at term 0", "n2: epoch 0 master n1", "n2: is master", "n2: epoch 1 master n2"}, "n2 n1 0; n2 n2 -"},
+		{"inherit_term: a leader without a term takes its node's last stated term",
+			[]string{"n2: term 3", "n2: inheriting master"}, "n2 n2 3"},
+		{"inherit_leader: a follower naming no leader follows the other claimant of its term",
+			[]string{"n1: leader 2", "n2: inheriting follower at term 2"}, "n1 n1 2; n2 n1 2"},
+		{"inherit_leader never follows itself",
+			[]string{"n1: leader 1", "n1: inheriting follower at term 1"}, "n1 n1 1; n1  1"},
+		{"inherit_leader follows nobody when the claimant has stepped down",
+			[]string{"n1: leader 1", "n1: stopped", "n2: inheriting follower at term 1"}, "n1 n1 1; n1  -"},
+		{"a leader named by a name not yet known is held until it is",
+			[]string{"n2: follows n9 at term 1", "n1: n9 is my name", "n1: leader 1"}, "n2 n1 1; n1 n1 1"},
 		{"two leaders in one term are both named as claimed",
-			[]string{"n1: leader 2", "n3: follows n1 at term 2", "n3: leader 2"},
-			"n1 n1 2; n3 n1 2; n3 n3 2"},
+			[]string{"n1: leader 2", "n3: follows n1 at term 2", "n3: leader 2"}, "n1 n1 2; n3 n1 2; n3 n3 2"},
+		{"a poll with no answer makes a claim unknown",
+			[]string{"n1: leader 1", "n1: unknown"}, "n1 n1 1; n1 unknown -"},
+		{"a poll with no answer while the host is paused leaves its belief as it was",
+			[]string{"n1: leader 1", "n1: pause", "n1: unknown", "n1: resume", "n1: leader 1"}, "n1 n1 1"},
+		{"a belief known again after an unknown one is recorded again",
+			[]string{"n1: leader 1", "n1: unknown", "n1: leader 1"}, "n1 n1 1; n1 unknown -; n1 n1 1"},
+		{"before a first belief, an unknown one is not recorded",
+			[]string{"n1: unknown", "n1: leader 1"}, "n1 n1 1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := strings.Join(feed(t, tt.lines...), "; "); got != tt.want {

@@ -52,7 +52,7 @@ func pollPatroni(t *testing.T, answers ...string) []string {
 		for j := range poll.Match {
 			readPattern(sc.Server, &poll.Match[j], []byte(answer), rd)
 		}
-		r.obs.observe(node, r.obs.nodes[node].gen, rd)
+		r.obs.observe(node, r.obs.nodes[node].gen, -1, rd)
 	}
 	var out []string
 	for _, e := range r.early {
@@ -68,9 +68,11 @@ func pollPatroni(t *testing.T, answers ...string) []string {
 }
 
 // A primary's reading names its own node, its timeline the term; a
-// replica follows the primary that claimed its timeline; a promoted
-// replica names itself in its new timeline; a PostgreSQL that is not
-// running follows nobody, whatever role Patroni still gives it.
+// replica follows the other node that claims its timeline (the preset's
+// inherit_leader), never itself; a promoted replica names itself in its
+// new timeline; a PostgreSQL that is not running follows nobody,
+// whatever role Patroni still gives it, in no term (its answer gives
+// none).
 func TestPatroniAnswers(t *testing.T) {
 	primary := func(tl int) string { return fmt.Sprintf(patroniPrimary, tl) }
 	replica := func(tl int) string { return fmt.Sprintf(patroniReplica, tl) }
@@ -83,18 +85,21 @@ func TestPatroniAnswers(t *testing.T) {
 		{"a primary and two replicas",
 			[]string{"n1: " + primary(1), "n2: " + replica(1), "n3: " + replica(1)},
 			"n1 n1 1; n2 n1 1; n3 n1 1"},
-		{"a replica seen before its primary waits for the claim of its timeline",
-			[]string{"n2: " + replica(1), "n1: " + primary(1)},
+		{"a replica seen before its primary follows nobody until its next reading",
+			[]string{"n2: " + replica(1), "n1: " + primary(1), "n2: " + replica(1)},
 			"n1 n1 1; n2 n1 1"},
+		{"a demoted primary, a replica on the timeline it led, follows nobody: it is no claimant",
+			[]string{"n1: " + primary(1), "n2: " + replica(1), "n2: " + primary(2), "n1: " + replica(1), "n1: " + replica(2)},
+			"n1 n1 1; n2 n1 1; n2 n2 2; n1  1; n1 n2 2"},
 		{"a promoted replica names itself, in its new timeline",
 			[]string{"n1: " + primary(1), "n2: " + replica(1), "n2: " + primary(2), "n3: " + replica(2)},
 			"n1 n1 1; n2 n1 1; n2 n2 2; n3 n2 2"},
 		{"a primary being stopped, and one starting, follow nobody",
 			[]string{"n1: " + primary(1), "n1: " + notRunning("stopping"), "n2: " + primary(1), "n2: " + notRunning("starting")},
-			"n1 n1 1; n1  1; n2 n2 1; n2  1"},
+			"n1 n1 1; n1  -; n2 n2 1; n2  -"},
 		{"a restarting PostgreSQL follows nobody",
 			[]string{"n1: " + primary(3), "n1: " + notRunning("restarting")},
-			"n1 n1 3; n1  3"},
+			"n1 n1 3; n1  -"},
 		{"two primaries on one timeline are both named as claimed",
 			[]string{"n1: " + primary(2), "n3: " + replica(2), "n3: " + primary(2)},
 			"n1 n1 2; n3 n1 2; n3 n3 2"},

@@ -65,45 +65,56 @@ func (r *run) pollLoop(s *server, polls []scenario.RenderedPoll) {
 			return
 		case <-t.C:
 		}
-		r.obs.mu.Lock()
-		b := r.obs.nodes[s.id]
-		up, gen := b.up, b.gen
-		r.obs.mu.Unlock()
+		up, gen, pauses := r.obs.asking(s.id)
 		if !up {
 			r.stats.add(pollCount(s.id, history.PollSkipped))
 			continue
 		}
-		reading := &reading{source: pollSource(r.sv)}
-		answered := false
-		for i, p := range polls {
-			if readers[i] != nil {
-				timeout := r.sv.Poll[i].Timeout.D
-				err := readers[i](p.HTTP, func(url string) ([]byte, error) {
-					return r.ask(s.id, scenario.RenderedPoll{HTTP: url}, "", timeout)
-				}, reading)
-				r.stats.add(pollCount(s.id, pollOutcome(err)))
-				answered = answered || err == nil
-				continue
-			}
-			answer, err := r.ask(s.id, p, r.sv.Poll[i].Send, r.sv.Poll[i].Timeout.D)
-			switch {
-			case errors.Is(err, errPollTimeout):
-				r.stats.add(pollCount(s.id, history.PollUnanswered))
-				continue
-			case err != nil:
-				r.stats.add(pollCount(s.id, history.PollFailed))
-				continue
-			}
-			r.stats.add(pollCount(s.id, history.PollAnswered))
-			answered = true
-			for j := range r.sv.Poll[i].Match {
-				readPattern(r.sv, &r.sv.Poll[i].Match[j], answer, reading)
-			}
+		r.obs.observe(s.id, gen, pauses, r.pollRound(s.id, polls, readers))
+	}
+}
+
+// pollRound asks a node one round of its polls and reads the answers
+// into one reading, with each question and its answer (or its error) as
+// evidence. A round none of whose questions was answered is unknown.
+func (r *run) pollRound(node string, polls []scenario.RenderedPoll, readers []pollReader) *reading {
+	rd := &reading{source: pollSource(r.sv)}
+	answered := false
+	var why []string
+	note := func(from string, answer []byte, err error) {
+		if err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", from, err))
+			answer = []byte("no answer: " + err.Error())
 		}
-		if answered {
-			r.obs.observe(s.id, gen, reading)
+		rd.evidence = append(rd.evidence, evidence(from, 0, answer))
+	}
+	for i, p := range polls {
+		timeout := r.sv.Poll[i].Timeout.D
+		if readers[i] != nil {
+			err := readers[i](p.HTTP, func(url string) ([]byte, error) {
+				answer, err := r.ask(node, scenario.RenderedPoll{HTTP: url}, "", timeout)
+				note("GET "+url, answer, err)
+				return answer, err
+			}, rd)
+			r.stats.add(pollCount(node, pollOutcome(err)))
+			answered = answered || err == nil
+			continue
+		}
+		answer, err := r.ask(node, p, r.sv.Poll[i].Send, timeout)
+		note(p.Question(), answer, err)
+		r.stats.add(pollCount(node, pollOutcome(err)))
+		if err != nil {
+			continue
+		}
+		answered = true
+		for j := range r.sv.Poll[i].Match {
+			readPattern(r.sv, &r.sv.Poll[i].Match[j], answer, rd)
 		}
 	}
+	if !answered {
+		rd.unknown, rd.why = true, strings.Join(why, "; ")
+	}
+	return rd
 }
 
 // pollReaders make the built-in readers a poll may name (Poll.Read), by
@@ -137,6 +148,8 @@ func readPattern(sv *scenario.Server, p *scenario.Pattern, answer []byte, rd *re
 	if p.Role != "" {
 		rd.role = p.Role
 	}
+	rd.inheritTerm = rd.inheritTerm || p.InheritTerm
+	rd.inheritLeader = rd.inheritLeader || p.InheritLeader
 	for j, name := range p.Regexp().SubexpNames() {
 		if j > 0 && name != "" && m[j] != nil {
 			rd.set(sv, name, string(m[j]))
