@@ -57,8 +57,12 @@ type Host interface {
 // hostEvents are what a host tells its run.
 type hostEvents struct {
 	// line is a line a process wrote, with the log patterns that read
-	// the process's lines.
-	line func(patterns []scenario.Pattern, line []byte)
+	// the process's lines, the log's name in the run's folder and the
+	// line's number in it.
+	line func(patterns []scenario.Pattern, line []byte, file string, n int)
+	// starting is told that an incarnation is about to start its first
+	// process (nil: nobody asks).
+	starting func(inc int)
 	// exited is the end of a host whose server exited on its own (of
 	// incarnation inc, as detail says); the host is down.
 	exited func(inc int, detail string)

@@ -61,7 +61,7 @@ func newTestHost(t *testing.T, sc *scenario.Scenario) *testHost {
 	}
 	th := &testHost{}
 	th.localHost = newLocalHost(l.nodes[0], sc.Server, dir, iso, hostEvents{
-		line: func(_ []scenario.Pattern, line []byte) {
+		line: func(_ []scenario.Pattern, line []byte, _ string, _ int) {
 			th.mu.Lock()
 			th.lines = append(th.lines, string(line))
 			th.mu.Unlock()

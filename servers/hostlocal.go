@@ -2,6 +2,7 @@ package servers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,7 @@ type localHost struct {
 	execs  int // counts the commands run on the host (Exec)
 	paused bool
 	logs   map[string]*os.File // by file name, opened at the first start
+	lines  map[string]int      // each log's lines so far, by file name
 	logMu  sync.Mutex          // one line at a time in each log
 }
 
@@ -96,7 +98,7 @@ func (hp *hostProcess) closeReads() {
 
 func newLocalHost(node *scenario.ServerNode, sv *scenario.Server, dir string, iso *isolation, ev hostEvents) *localHost {
 	var d net.Dialer
-	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, iso: iso, logs: map[string]*os.File{},
+	return &localHost{id: node.ID, node: node, sv: sv, dir: dir, ev: ev, iso: iso, logs: map[string]*os.File{}, lines: map[string]int{},
 		enter: func(f func() error) error { return f() }, dial: d.DialContext}
 }
 
@@ -166,6 +168,9 @@ func (h *localHost) Start(ctx context.Context) error {
 	}
 	h.box = bx
 	h.mu.Unlock()
+	if h.ev.starting != nil {
+		h.ev.starting(inc)
+	}
 	deadline := time.Now().Add(h.sv.StartTimeout.D)
 	var started []*hostProcess
 	fail := func(err error) error {
@@ -293,6 +298,7 @@ func (h *localHost) startProcess(bx box, ps processSpec, env []string, inc int) 
 	h.mu.Unlock()
 	h.logMu.Lock()
 	fmt.Fprintf(log, "--- coup: incarnation %d, pid %d: %q\n", inc, p.Pid(), ps.argv)
+	h.lines[filepath.Base(log.Name())]++
 	h.logMu.Unlock()
 	h.ev.logf("%s: started incarnation %d, pid %d", ps.label, inc, p.Pid())
 	if h.ev.launched != nil {
@@ -353,8 +359,11 @@ func (h *localHost) read(hp *hostProcess, from io.ReadCloser, wg *sync.WaitGroup
 		h.logMu.Lock()
 		hp.log.Write(line)
 		hp.log.Write([]byte{'\n'})
+		name := filepath.Base(hp.log.Name())
+		h.lines[name]++
+		n := h.lines[name]
 		h.logMu.Unlock()
-		h.ev.line(hp.patterns, line)
+		h.ev.line(hp.patterns, line, name, n)
 	}
 }
 
@@ -542,6 +551,9 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 	}
 	done := make(chan string, 1)
 	go func() { done <- p.Wait() }()
+	// The command wrote to the log itself: its lines are counted again,
+	// so that a reading's evidence still gives its line's number.
+	defer h.recount(log)
 	select {
 	case detail := <-done:
 		if detail != "exit status 0" {
@@ -552,6 +564,16 @@ func (h *localHost) Exec(ctx context.Context, argv []string) error {
 		bx.kill()
 		<-done
 		return fmt.Errorf("%q: %w", argv, ctx.Err())
+	}
+}
+
+// recount counts the lines of log again, for a writer that is not coup.
+func (h *localHost) recount(log *os.File) {
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	b, err := os.ReadFile(log.Name())
+	if err == nil {
+		h.lines[filepath.Base(log.Name())] = bytes.Count(b, []byte{'\n'})
 	}
 }
 

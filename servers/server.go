@@ -28,6 +28,9 @@ type server struct {
 	// disk is the node's storage layer, its data folder's mount (nil for
 	// a plain folder: disk.go).
 	disk *storage.Layer
+	// startRecorded is set once the current incarnation's start is in
+	// the history (starting).
+	startRecorded bool
 }
 
 var (
@@ -40,7 +43,10 @@ var (
 func newServer(r *run, node *scenario.ServerNode) *server {
 	s := &server{r: r, id: node.ID, data: node}
 	s.host = newHost(node, r.sv, r.dir, r.iso, hostEvents{
-		line:          func(patterns []scenario.Pattern, line []byte) { r.obs.line(s.id, patterns, line) },
+		line: func(patterns []scenario.Pattern, line []byte, file string, n int) {
+			r.obs.line(s.id, patterns, line, file, n)
+		},
+		starting:      s.starting,
 		exited:        s.exited,
 		sidecarExited: s.sidecarExited,
 		launched:      s.clockStarted,
@@ -158,13 +164,31 @@ func (r *run) Restart(node string) error {
 	return r.restart(s, false)
 }
 
+// restart starts a node's host again; its start is recorded as its
+// first process is started (starting), before it is ready, so that
+// every reading of the new incarnation follows it in the history.
 func (r *run) restart(s *server, existing bool) error {
 	if err := s.start(r.ctx, existing); err != nil {
 		r.progress("%s: %v", s.id, err)
+		if s.startRecorded {
+			r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStop, Incarnation: s.incarnation(),
+				Detail: "its start failed: " + err.Error()})
+		}
 		return err
 	}
-	r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: s.incarnation()})
 	return nil
+}
+
+// starting is told that incarnation inc of the node's host is about to
+// start its first process: once the run is under way, its start is
+// recorded now, not once it is ready.
+func (s *server) starting(inc int) {
+	s.startRecorded = false
+	if !s.r.isUp() {
+		return // the run's first start is recorded at the run's zero
+	}
+	s.startRecorded = true
+	s.r.Record(history.Event{Kind: history.KindProcess, Node: s.id, What: history.ProcStart, Incarnation: inc})
 }
 
 // Replace crashes a node's host, wipes its data, runs the scenario's
@@ -231,9 +255,13 @@ func (r *run) setPaused(node string, pause bool) error {
 	mark := func() {
 		r.Record(history.Event{Kind: history.KindProcess, Node: node, What: what, Incarnation: inc})
 	}
+	// A poll asked across a pause or a resume says nothing of what a
+	// frozen host believes (observer.frozen).
+	r.obs.frozen(node, true)
 	if pause {
 		return s.host.Pause(mark)
 	}
+	defer r.obs.frozen(node, false)
 	return s.host.Resume(mark)
 }
 
@@ -241,4 +269,12 @@ func (r *run) setPaused(node string, pause bool) error {
 // (nemesis.Cluster; validation refuses clock faults for servers).
 func (r *run) ClockRate(node string, rate float64) error {
 	return errors.New("a real server's clock rate is not coup's to change")
+}
+
+// isUp says whether the run is under way: its first start is recorded
+// and its zero set.
+func (r *run) isUp() bool {
+	r.zeroMu.Lock()
+	defer r.zeroMu.Unlock()
+	return r.started
 }
