@@ -35,7 +35,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	page := reportPage{Results: res, Meta: &h.Meta, Defs: template.HTML(globalDefs(m))}
 	page.Timeline = template.HTML(m.timelineSVG())
 	page.Legend = legendHTML(append(m.legend(),
-		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
+		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "? not known (a poll failed or timed out)", CSS: colUnknown}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
 	page.Hidden = m.hidden
 	page.Zooms = m.zoomViews()
 	page.What = runWhat(&h.Meta)
@@ -62,7 +62,8 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
 		for _, e := range c.Evidence {
-			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e)})
+			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e), Read: readings(e.Evidence)})
+			rc.Readings = rc.Readings || len(e.Evidence) > 0
 		}
 		for _, v := range m.violations {
 			if v.check != name {
@@ -155,13 +156,19 @@ type reportCheck struct {
 	Violations []violationRow
 	Doc        string
 	Evidence   []evidenceRow
-	Figures    []figureRow
+	// Readings is true when an event of Evidence was read from a real
+	// server (its table then has a column for what it was read from).
+	Readings bool
+	Figures  []figureRow
 }
 
 type evidenceRow struct {
 	Index      int64
 	Time, Kind string
 	Node, Text string
+	// Read is what the event was read from on a real server, a reading
+	// each (evidence.go).
+	Read []string
 }
 
 // figureRow is one figure: a name and a value in words, or a table.
@@ -199,15 +206,22 @@ func eventText(e *history.Event) string {
 	var parts []string
 	switch e.Kind {
 	case history.KindReport:
-		switch {
-		case e.What == history.ReportLeader && e.Value == "":
-			parts = append(parts, "believes in no leader")
-		case e.What == history.ReportLeader && e.Value == e.Node:
-			parts = append(parts, "believes it is the leader")
-		case e.What == history.ReportLeader:
-			parts = append(parts, "believes in "+e.Value)
-		default:
+		if e.What != history.ReportLeader {
 			parts = append(parts, "reports "+e.What, e.Value)
+			break
+		}
+		switch {
+		case e.Value == "" && e.Detail == history.LeaderUnknown:
+			return "its belief is not known (a poll failed or timed out): no claim"
+		case e.Value == "":
+			parts = append(parts, "believes in no leader")
+		case e.Value == e.Node:
+			parts = append(parts, "believes it is the leader")
+		default:
+			parts = append(parts, "believes in "+e.Value)
+		}
+		if e.Term != nil {
+			parts = append(parts, fmt.Sprintf("in term %d", *e.Term))
 		}
 	case history.KindProcess:
 		parts = append(parts, e.What)
