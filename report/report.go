@@ -417,7 +417,7 @@ func statRows(s *verdict.Stats) [][2]string {
 	if _, ok := s.Counts[history.CountNetPackets]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountNetPackets, "network: packets delivered by coup's network"},
-			{history.CountNetBytes, "network: bytes delivered"},
+			{history.CountNetBytes, "network: bytes delivered (whole IP packets, headers included: the links view's bytes)"},
 			{history.CountNetCut, "network: packets dropped by a stalled cut"},
 			{history.CountNetRefused, "network: packets refused (a reset or an ICMP unreachable)"},
 			{history.CountNetLost, "network: packets lost"},

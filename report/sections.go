@@ -26,7 +26,7 @@ const opsTemplate = `<h2 id="operations">Operations</h2>
 const linksTemplate = `<h2 id="links">Links</h2>
 <p class="key">What the network between the hosts carried, one row per ordered pair of hosts (a client's connections count on its host's links): a bar per second in the sending host's colour, as tall as the bytes per second the link carried then, on the row's own scale, whose peak and total are written at its right; vermilion stacked on a bar is what a fault dropped. Yellow bands are the nemesis's faults, and a partition is drawn again, stronger, on the rows of the links it cut: a cut link carries nothing, and what a stall held passes at the heal. The servers' messages are bytes on connections, not recorded one by one. Hover over a bar for its counts.</p>
 <div class="drawing">{{.SVG}}</div>
-<p class="note" id="links-note">{{.Rows}} links carried {{.Bytes}} in all.{{if .Hidden}} {{.Hidden}} more links are not drawn: the page draws the first 64.{{end}}</p>
+<p class="note" id="links-note">{{.Rows}} links carried {{.Bytes}} in all: {{.What}}.{{if .Hidden}} {{.Hidden}} more links are not drawn: the page draws the first 64.{{end}}</p>
 `
 
 // runWhat says, for the page's header, what ran: the servers, a foreign
