@@ -322,7 +322,7 @@ func (m *reportModel) linksSection() *linksView {
 			d := s.rate(s.dropped) / r.peak * lkBarMax
 			title := fmt.Sprintf("%s→%s from %s to %s: %s (%s/s)", r.src, r.dest, secs(s.from), secs(s.to), byteCount(s.bytes), byteCount(int64(s.rate(s.bytes))))
 			if s.carriers > 0 {
-				title += fmt.Sprintf(" in %d %s", s.carriers, r.unit)
+				title += " in " + plural(s.carriers, strings.TrimSuffix(r.unit, "s"))
 			}
 			if s.dropped > 0 {
 				title += fmt.Sprintf("; %s dropped by a fault", byteCount(s.dropped))
@@ -346,6 +346,14 @@ func (m *reportModel) linksSection() *linksView {
 	c.axisTicks()
 	return &linksView{SVG: template.HTML(c.close()), Rows: len(rows) + hidden, Hidden: hidden,
 		Bytes: fmt.Sprintf("%d bytes (%s)", total, byteCount(total)), What: linkBytesWhat(unit)}
+}
+
+// plural says a count with its noun: "1 packet", "2 packets".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // byteCount says a number of bytes for a person: 512 B, 3.4 kB, 12 MB.

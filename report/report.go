@@ -79,7 +79,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 		page.Checks = append(page.Checks, rc)
 		page.Files = append(page.Files, c.Files...)
 	}
-	page.Stats = statRows(&res.Stats)
+	page.Stats = statRows(&res.Stats, h.Meta.Servers)
 	var buf bytes.Buffer
 	if err := reportTemplate().Execute(&buf, &page); err != nil {
 		return fmt.Errorf("render report: %w", err)
@@ -348,13 +348,21 @@ const maxOpValue = maxFolded - 200
 // maxStatRows bounds each list of counts in the report.
 const maxStatRows = 50
 
-func statRows(s *verdict.Stats) [][2]string {
+// statRows are the Counts table's rows. A run of real servers (servers)
+// has no messages, only bytes on links and packets: its rows of
+// messages are left out when they count none.
+func statRows(s *verdict.Stats, servers bool) [][2]string {
 	rows := [][2]string{
 		{"events", fmt.Sprint(s.Events)},
 		{"duration", secs(s.Duration)},
-		{"messages sent", fmt.Sprint(s.Messages.Sent)},
-		{"messages delivered", fmt.Sprint(s.Messages.Delivered)},
-		{"messages dropped", fmt.Sprint(s.Messages.Dropped)},
+	}
+	m := &s.Messages
+	if !servers || m.Sent+m.Delivered+m.Dropped > 0 {
+		rows = append(rows, [][2]string{
+			{"messages sent", fmt.Sprint(m.Sent)},
+			{"messages delivered", fmt.Sprint(m.Delivered)},
+			{"messages dropped", fmt.Sprint(m.Dropped)},
+		}...)
 	}
 	// A node can send any number of distinct types: each list shows the
 	// largest counts, up to maxStatRows, and sums the rest.
