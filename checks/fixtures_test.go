@@ -60,6 +60,9 @@ var fixtures = []struct {
 	{"same-term-claims", "the leader n3 (term 1) is cut off and n1 takes over in the same term", map[string]Validity{
 		"two-leaders": False, "one-leader-per-term": False,
 	}},
+	{"etcd-two-leaders-evidence", "real servers: etcd's leader n1 (term 2) is cut off; n2 is elected in term 3 while n1 still claims, until n1's poll times out and its belief is unknown; every report carries the log line or poll answer it was read from", map[string]Validity{
+		"two-leaders": False,
+	}},
 	{"corruption-rejected", "checksums on: the corrupted message is rejected; the commander's payload check reports the corruption", nil},
 }
 

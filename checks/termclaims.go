@@ -97,10 +97,13 @@ func claimEnd(c *termClaim) string {
 
 // endedBy says what a node's event e did to its claim: "n1 stepped down
 // at 0.550s (it then believed in n2)", "the harness stopped n1 at the end
-// of the run at 1.0s", "n1 crashed at 0.200s".
+// of the run at 1.0s", "n1 crashed at 0.200s", "n1's belief became
+// unknown at 0.700s (…)".
 func endedBy(node string, e *history.Event) string {
 	at := fmtTime(e.Time)
 	switch {
+	case e.Kind == history.KindReport && e.Value == "" && e.Detail == history.LeaderUnknown:
+		return fmt.Sprintf("%s's belief became unknown at %s (a poll failed or timed out, so its claim was cut short there)", node, at)
 	case e.Kind == history.KindReport && e.Value == "":
 		return fmt.Sprintf("%s stepped down at %s (it then believed in no leader)", node, at)
 	case e.Kind == history.KindReport:

@@ -40,6 +40,14 @@ type Span struct {
 	To     int64  `json:"to"`
 	Leader string `json:"leader,omitempty"` // "" for none
 	Paused bool   `json:"paused,omitempty"`
+	// Unknown is true when the node's belief is not known (its leader
+	// report says history.LeaderUnknown: a real server's poll failed or
+	// timed out), which is no claim, and not a belief in no leader.
+	Unknown bool `json:"unknown,omitempty"`
+	// Evidence is what the node's last leader report at the span's start
+	// (the one that set its belief) was read from: a real server's log
+	// line or poll answer, if it says.
+	Evidence []history.Evidence `json:"evidence,omitempty"`
 }
 
 // Mark is a process event of a node.
@@ -100,7 +108,7 @@ func BuildTimeline(h *history.History) *Timeline {
 		}
 		n := w.node(e.Node)
 		l := line(e.Node)
-		wasLive, wasPaused, was := n.live, n.pause != nil, n.leader
+		wasLive, wasPaused, was, wasUnknown := n.live, n.pause != nil, n.leader, unknownBelief(n)
 		restart := e.Kind == history.KindProcess && e.What == history.ProcStart && n.start != nil
 		w.apply(e)
 		if e.Kind == history.KindProcess {
@@ -109,14 +117,18 @@ func BuildTimeline(h *history.History) *Timeline {
 				stopped, tl.RunEnd = true, e.Time
 			}
 		}
-		if wasLive == n.live && wasPaused == (n.pause != nil) && was == n.leader && !(restart && wasLive) {
+		if wasLive == n.live && wasPaused == (n.pause != nil) && was == n.leader && wasUnknown == unknownBelief(n) && !(restart && wasLive) {
 			continue
 		}
 		if wasLive && len(l.Spans) > 0 {
 			l.Spans[len(l.Spans)-1].To = e.Time
 		}
 		if n.live {
-			l.Spans = append(l.Spans, Span{From: e.Time, To: -1, Leader: n.leader, Paused: n.pause != nil})
+			s := Span{From: e.Time, To: -1, Leader: n.leader, Paused: n.pause != nil, Unknown: unknownBelief(n)}
+			if n.report != nil {
+				s.Evidence = n.report.Evidence
+			}
+			l.Spans = append(l.Spans, s)
 		}
 	}
 	for _, name := range w.names {
@@ -127,4 +139,10 @@ func BuildTimeline(h *history.History) *Timeline {
 		tl.Nodes = append(tl.Nodes, *l)
 	}
 	return tl
+}
+
+// unknownBelief reports whether a live node's belief is not known: its
+// last leader report names no leader and says so (history.LeaderUnknown).
+func unknownBelief(n *node) bool {
+	return n.live && n.report != nil && n.report.Value == "" && n.report.Detail == history.LeaderUnknown
 }

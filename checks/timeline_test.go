@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,5 +45,33 @@ func TestBuildTimeline(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("timeline:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTimelineUnknownBelief holds that a belief that is not known is a
+// span of its own, marked unknown, and that each span carries the
+// evidence of the report that set it.
+func TestTimelineUnknownBelief(t *testing.T) {
+	h, err := history.ReadFile("testdata/fixtures/etcd-two-leaders-evidence.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := BuildTimeline(h).Nodes[0]
+	var got []string
+	for _, s := range n1.Spans {
+		from := ""
+		if len(s.Evidence) > 0 {
+			from = s.Evidence[0].From
+		}
+		got = append(got, fmt.Sprintf("%s leader=%q unknown=%v %s", fmtTime(s.From), s.Leader, s.Unknown, from))
+	}
+	want := []string{
+		`0.000s leader="" unknown=false `,
+		`1.204s leader="n1" unknown=false n1.etcd.log`,
+		`4.700s leader="" unknown=true http://10.77.0.1:2379/v3/maintenance/status`,
+		`6.231s leader="n2" unknown=false n1.etcd.log`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("n1's spans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -274,5 +275,33 @@ func TestTwoLeadersIgnoredReports(t *testing.T) {
 	r := judge(t, "two-leaders", h)
 	if got, want := r.Figures["ignored_reports"], 1; got != want {
 		t.Errorf("ignored_reports: got %v, want %d", got, want)
+	}
+}
+
+// TestViolationEvidenceCarriesReadings holds that a violation's evidence
+// on a real server's history carries what each claim was read from: the
+// log lines that began both claims, and the failed poll that cut one
+// short.
+func TestViolationEvidenceCarriesReadings(t *testing.T) {
+	h, err := history.ReadFile("testdata/fixtures/etcd-two-leaders-evidence.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := judge(t, "two-leaders", h)
+	if r.Valid != False || len(r.Violations) != 1 {
+		t.Fatalf("got %v with %d violations, want one violation", r.Valid, len(r.Violations))
+	}
+	var got []string
+	for _, e := range r.Violations[0].Evidence {
+		for _, ev := range e.Evidence {
+			got = append(got, fmt.Sprintf("%d %s:%d", e.Index, ev.From, ev.Line))
+		}
+	}
+	want := []string{"4 n1.etcd.log:57", "9 n2.etcd.log:88", "11 http://10.77.0.1:2379/v3/maintenance/status:0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("evidence read from %q, want %q", got, want)
+	}
+	if !strings.Contains(r.Explanation, "n1's belief became unknown at 4.700s") {
+		t.Errorf("explanation %q does not say n1's belief became unknown", r.Explanation)
 	}
 }

@@ -20,7 +20,8 @@
 // timeline and axis.go its ticks; zoom.go magnifies the violations;
 // spacetime.go draws the messages; mutex.go the lock lanes; metrics.go and
 // chart.go the metrics; ops.go the operations' latency and throughput;
-// links.go the links view of a real servers' run; fold.go folds long
+// links.go the links view of a real servers' run; evidence.go what a real
+// server's beliefs were read from, on hover and in the evidence; fold.go folds long
 // values; palette.go gives every node, fault and violation its colour;
 // page.go and script.go are the page and its script, sections.go the
 // templates of the operations and links sections and the header's words.

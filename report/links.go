@@ -238,9 +238,43 @@ func cutLinks(detail string, nodes map[string]bool) map[[2]string]bool {
 type linksView struct {
 	SVG template.HTML
 	// Rows counts the links drawn, Hidden those left out past maxRows;
-	// Bytes is every link's bytes together, in words.
+	// Bytes is every link's bytes together (drawn or not), exactly and
+	// in words, and What says what they are.
 	Rows, Hidden int
 	Bytes        string
+	What         string
+}
+
+// linkTotal is the bytes every link event of h counts as carried, and
+// what carried them ("packets" or "chunks"; "" when no event says).
+func linkTotal(h *history.History) (bytes int64, unit string) {
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Kind != history.KindLink || e.Src == "" || e.Dest == "" {
+			continue
+		}
+		bytes += max(0, e.Counts[history.LinkBytes])
+		switch {
+		case e.Counts[history.LinkPackets] > 0:
+			unit = "packets"
+		case e.Counts[history.LinkChunks] > 0 && unit == "":
+			unit = "chunks"
+		}
+	}
+	return bytes, unit
+}
+
+// linkBytesWhat says what a links view's bytes are, by what carried
+// them: coup's network counts whole IP packets, as the counts' "network:
+// bytes delivered" does; the proxies count the streams' payload.
+func linkBytesWhat(unit string) string {
+	switch unit {
+	case "packets":
+		return "whole IP packets, headers included, as coup's network delivered them (duplicates included): the same bytes as the counts' network: bytes delivered"
+	case "chunks":
+		return "the payload of the connections' streams, as coup's proxies passed it on (no TCP or IP header)"
+	}
+	return "as the link events count them"
 }
 
 // linksSection draws the links view, or returns nil when the history has
@@ -251,11 +285,10 @@ func (m *reportModel) linksSection() *linksView {
 		return nil
 	}
 	names := make([]string, len(rows))
-	var total int64
 	for i, r := range rows {
 		names[i] = r.src + "→" + r.dest
-		total += r.total
 	}
+	total, unit := linkTotal(m.h)
 	ax := newAxis(m.from, m.to, chLeft, chWidth)
 	c := newChart(ax, names, lkRow)
 	c.open("links", "links-svg")
@@ -289,7 +322,7 @@ func (m *reportModel) linksSection() *linksView {
 			d := s.rate(s.dropped) / r.peak * lkBarMax
 			title := fmt.Sprintf("%s→%s from %s to %s: %s (%s/s)", r.src, r.dest, secs(s.from), secs(s.to), byteCount(s.bytes), byteCount(int64(s.rate(s.bytes))))
 			if s.carriers > 0 {
-				title += fmt.Sprintf(" in %d %s", s.carriers, r.unit)
+				title += " in " + plural(s.carriers, strings.TrimSuffix(r.unit, "s"))
 			}
 			if s.dropped > 0 {
 				title += fmt.Sprintf("; %s dropped by a fault", byteCount(s.dropped))
@@ -311,7 +344,16 @@ func (m *reportModel) linksSection() *linksView {
 		c.printf(`<text class="peak" x="%.1f" y="%.1f" text-anchor="end" font-size="9" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, ax.right()-2, base-lkBarMax+6, esc(label))
 	}
 	c.axisTicks()
-	return &linksView{SVG: template.HTML(c.close()), Rows: len(rows), Hidden: hidden, Bytes: byteCount(total)}
+	return &linksView{SVG: template.HTML(c.close()), Rows: len(rows) + hidden, Hidden: hidden,
+		Bytes: fmt.Sprintf("%d bytes (%s)", total, byteCount(total)), What: linkBytesWhat(unit)}
+}
+
+// plural says a count with its noun: "1 packet", "2 packets".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // byteCount says a number of bytes for a person: 512 B, 3.4 kB, 12 MB.

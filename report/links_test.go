@@ -126,7 +126,7 @@ func TestLinksView(t *testing.T) {
 	if !strings.Contains(svg, "n1→n2 from 3.000s to 4.000s: 4 kB (4 kB/s) in 40 chunks") {
 		t.Error("a bar does not say what it counts")
 	}
-	if !strings.Contains(page, "4 links carried 28 kB in all.") {
+	if !strings.Contains(page, "4 links carried 28500 bytes (28 kB) in all: the payload of the connections&#39; streams, as coup&#39;s proxies passed it on (no TCP or IP header).") {
 		t.Error("the links' total is not said")
 	}
 

@@ -41,6 +41,9 @@ type reportModel struct {
 	violations []violation
 	// locks are the lock's lanes of a mutex run, else nil.
 	locks *checks.LockLanes
+	// hoverLeft is how many more readings the hover texts may quote
+	// (maxHoverReadings in all: evidence.go).
+	hoverLeft int
 }
 
 // violation is one violation of a false check (each of its listed
@@ -55,7 +58,7 @@ type violation struct {
 }
 
 func newReportModel(res *verdict.Results, h *history.History) *reportModel {
-	m := &reportModel{h: h, res: res, tl: checks.BuildTimeline(h), fl: checks.BuildFlights(h), index: map[string]int{}}
+	m := &reportModel{h: h, res: res, tl: checks.BuildTimeline(h), fl: checks.BuildFlights(h), index: map[string]int{}, hoverLeft: maxHoverReadings}
 	m.from, m.to = runWindow(h)
 	m.locks = checks.BuildLockLanes(h)
 	for i, n := range m.tl.Nodes {

@@ -86,6 +86,8 @@ details.fold[open] > summary .fold-more { display: none; }
 .fold-more { color: #0072B2; font-size: 0.9em; white-space: nowrap; }
 .folded { max-height: 24em; overflow-y: auto; border-top: 1px dotted #bbb; margin-top: 0.2em; padding-top: 0.2em; }
 .ops-plot { margin: 0.6em 0; }
+.reading { font-family: ui-monospace, monospace; font-size: 0.85em; overflow-wrap: anywhere; }
+.reading + .reading { margin-top: 0.3em; }
 </style>
 </head>
 <body>
@@ -108,7 +110,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 <nav class="toc">On this page: {{if .Exits}}<a href="#exits">process exits</a>{{end}}<a href="#timeline">timeline</a>{{if .Zooms}}<a href="#magnified">magnified violations</a>{{end}}{{if .Ops}}<a href="#operations">operations</a>{{end}}{{if .Links}}<a href="#links">links</a>{{else}}<a href="#messages">messages</a>{{end}}{{if .Mutex}}<a href="#lock">lock lanes</a>{{end}}{{if .Lost}}<a href="#lost-writes">lost writes</a>{{end}}{{if .Metrics}}<a href="#metrics">metrics</a>{{end}}<a href="#checks">checks</a><a href="#counts">counts</a>{{range .Files}}<a class="file" href="{{.Name}}">{{.Name}}</a>{{end}}</nav>
 
 <h2 id="timeline">Timeline</h2>
-<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id, ! in a circle a process's own exit (a finding, not a fault). Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the violations of failed checks, each outlined on its own; the dotted line is where the harness began stopping the nodes. Hover over anything for times.</p>
+<p class="key">One row per node. A bar is a node that is up, coloured by the leader it believes in and, where it fits, labelled with that leader's name; a tall outlined bar is a node that believes it is the leader itself; grey is no leader; white with a dashed outline and ? is a belief not known (a real server's poll failed or timed out: no claim); hatching is a paused node (it keeps its belief); a gap is a node that is down; ✕ is a crash, ▶ a restart under the same id, ! in a circle a process's own exit (a finding, not a fault). Yellow bands are the nemesis's faults, and a dark strip under a node's row is its clocks under a clock fault, labelled with the skew its processes were last seen to read; red outlines are the violations of failed checks, each outlined on its own; the dotted line is where the harness began stopping the nodes. Hover over anything for times, and over a real server's belief for the log line or poll answer it was read from.</p>
 <div class="legend">Believes in: {{.Legend}}</div>
 <div class="drawing">{{.Timeline}}</div>
 {{if .Hidden}}<p class="note">{{.Hidden}} more nodes are not drawn: the page draws the first 64.</p>{{end}}
@@ -172,7 +174,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{end}}
 
 <h2 id="checks">Checks</h2>
-{{range .Checks}}
+{{range .Checks}}{{$c := .}}
 <div class="check" id="{{.Anchor}}">
 <h3><span class="badge {{verdictClass .Valid}}">{{.Valid}}</span> {{.Name}}</h3>
 {{if .Doc}}<div class="doc">{{.Doc}}</div>{{end}}
@@ -182,11 +184,11 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 {{if .Interval}}<div>Interval: {{secs .Interval.From}} to {{secs .Interval.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</div>{{end}}
 {{if .Violations}}<details class="violations" open><summary>{{.ViolationCount}} violations, {{dur .ViolationTime}} in all{{if gt .ViolationCount (len .Violations)}} ({{len .Violations}} listed: the first, and the longest){{end}}; the evidence below is the first's</summary>
 <table><tr><th>#</th><th>from</th><th>to</th><th>length</th><th>nodes</th><th>what happened</th><th>evidence (events)</th></tr>
-{{range .Violations}}<tr class="violation-row"><td>{{.Nth}}</td><td>{{.From}}</td><td>{{.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</td><td>{{.Length}}</td><td>{{.Nodes}}</td><td>{{.Text}}</td><td>{{.Evidence}}</td></tr>{{end}}
+{{range .Violations}}<tr class="violation-row"><td>{{.Nth}}</td><td>{{.From}}</td><td>{{.To}}{{if .Zoom}} (<a href="#{{.Zoom}}">magnified</a>){{end}}</td><td>{{.Length}}</td><td>{{.Nodes}}</td><td>{{.Text}}</td><td>{{.Evidence}}{{range .Read}}<div class="reading">{{fold .}}</div>{{end}}</td></tr>{{end}}
 </table></details>{{end}}
 {{if .Evidence}}
-<table><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th></tr>
-{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td class="v">{{fold .Text}}</td></tr>{{end}}
+<table class="evidence"><tr><th>event</th><th>time</th><th>kind</th><th>node</th><th>what</th>{{if .Readings}}<th>read from</th>{{end}}</tr>
+{{range .Evidence}}<tr><td>{{.Index}}</td><td>{{.Time}}</td><td>{{.Kind}}</td><td>{{.Node}}</td><td class="v">{{fold .Text}}</td>{{if $c.Readings}}<td class="v">{{range .Read}}<div class="reading">{{fold .}}</div>{{end}}</td>{{end}}</tr>{{end}}
 </table>{{end}}
 {{if .Figures}}<details><summary>figures</summary><table>
 {{range .Figures}}<tr><th>{{.Name}}</th><td class="v">{{if .Head}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td class="v">{{fold .}}</td>{{end}}</tr>{{end}}</table>{{else}}{{fold .Value}}{{end}}</td></tr>{{end}}

@@ -28,6 +28,7 @@ const (
 	colViolation     = "#D55E00" // Okabe–Ito vermilion: violations, drops, accepted corruptions
 	colNoLeader      = "#d8d8d8"
 	colMixed         = "#8c8c8c"
+	colUnknown       = "#ffffff" // a belief not known: outlined, dashed, with a ?
 	colOther         = "#777777"
 	colMono          = "#111111" // messages drawn over coloured bars
 )

@@ -35,7 +35,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	page := reportPage{Results: res, Meta: &h.Meta, Defs: template.HTML(globalDefs(m))}
 	page.Timeline = template.HTML(m.timelineSVG())
 	page.Legend = legendHTML(append(m.legend(),
-		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
+		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "? not known (a poll failed or timed out)", CSS: colUnknown}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
 	page.Hidden = m.hidden
 	page.Zooms = m.zoomViews()
 	page.What = runWhat(&h.Meta)
@@ -62,7 +62,8 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 		c := res.Checks[name]
 		rc := reportCheck{Result: c, Doc: checkDoc(name), Figures: figureRows(c.Figures), Anchor: "check-" + anchor(name)}
 		for _, e := range c.Evidence {
-			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e)})
+			rc.Evidence = append(rc.Evidence, evidenceRow{Index: e.Index, Time: secs(e.Time), Kind: string(e.Kind), Node: eventNode(&e), Text: eventText(&e), Read: readings(e.Evidence)})
+			rc.Readings = rc.Readings || len(e.Evidence) > 0
 		}
 		for _, v := range m.violations {
 			if v.check != name {
@@ -78,7 +79,7 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 		page.Checks = append(page.Checks, rc)
 		page.Files = append(page.Files, c.Files...)
 	}
-	page.Stats = statRows(&res.Stats)
+	page.Stats = statRows(&res.Stats, h.Meta.Servers)
 	var buf bytes.Buffer
 	if err := reportTemplate().Execute(&buf, &page); err != nil {
 		return fmt.Errorf("render report: %w", err)
@@ -155,13 +156,19 @@ type reportCheck struct {
 	Violations []violationRow
 	Doc        string
 	Evidence   []evidenceRow
-	Figures    []figureRow
+	// Readings is true when an event of Evidence was read from a real
+	// server (its table then has a column for what it was read from).
+	Readings bool
+	Figures  []figureRow
 }
 
 type evidenceRow struct {
 	Index      int64
 	Time, Kind string
 	Node, Text string
+	// Read is what the event was read from on a real server, a reading
+	// each (evidence.go).
+	Read []string
 }
 
 // figureRow is one figure: a name and a value in words, or a table.
@@ -199,15 +206,22 @@ func eventText(e *history.Event) string {
 	var parts []string
 	switch e.Kind {
 	case history.KindReport:
-		switch {
-		case e.What == history.ReportLeader && e.Value == "":
-			parts = append(parts, "believes in no leader")
-		case e.What == history.ReportLeader && e.Value == e.Node:
-			parts = append(parts, "believes it is the leader")
-		case e.What == history.ReportLeader:
-			parts = append(parts, "believes in "+e.Value)
-		default:
+		if e.What != history.ReportLeader {
 			parts = append(parts, "reports "+e.What, e.Value)
+			break
+		}
+		switch {
+		case e.Value == "" && e.Detail == history.LeaderUnknown:
+			return "its belief is not known (a poll failed or timed out): no claim"
+		case e.Value == "":
+			parts = append(parts, "believes in no leader")
+		case e.Value == e.Node:
+			parts = append(parts, "believes it is the leader")
+		default:
+			parts = append(parts, "believes in "+e.Value)
+		}
+		if e.Term != nil {
+			parts = append(parts, fmt.Sprintf("in term %d", *e.Term))
 		}
 	case history.KindProcess:
 		parts = append(parts, e.What)
@@ -334,13 +348,21 @@ const maxOpValue = maxFolded - 200
 // maxStatRows bounds each list of counts in the report.
 const maxStatRows = 50
 
-func statRows(s *verdict.Stats) [][2]string {
+// statRows are the Counts table's rows. A run of real servers (servers)
+// has no messages, only bytes on links and packets: its rows of
+// messages are left out when they count none.
+func statRows(s *verdict.Stats, servers bool) [][2]string {
 	rows := [][2]string{
 		{"events", fmt.Sprint(s.Events)},
 		{"duration", secs(s.Duration)},
-		{"messages sent", fmt.Sprint(s.Messages.Sent)},
-		{"messages delivered", fmt.Sprint(s.Messages.Delivered)},
-		{"messages dropped", fmt.Sprint(s.Messages.Dropped)},
+	}
+	m := &s.Messages
+	if !servers || m.Sent+m.Delivered+m.Dropped > 0 {
+		rows = append(rows, [][2]string{
+			{"messages sent", fmt.Sprint(m.Sent)},
+			{"messages delivered", fmt.Sprint(m.Delivered)},
+			{"messages dropped", fmt.Sprint(m.Dropped)},
+		}...)
 	}
 	// A node can send any number of distinct types: each list shows the
 	// largest counts, up to maxStatRows, and sums the rest.
@@ -403,7 +425,7 @@ func statRows(s *verdict.Stats) [][2]string {
 	if _, ok := s.Counts[history.CountNetPackets]; ok {
 		for _, l := range []struct{ key, label string }{
 			{history.CountNetPackets, "network: packets delivered by coup's network"},
-			{history.CountNetBytes, "network: bytes delivered"},
+			{history.CountNetBytes, "network: bytes delivered (whole IP packets, headers included: the links view's bytes)"},
 			{history.CountNetCut, "network: packets dropped by a stalled cut"},
 			{history.CountNetRefused, "network: packets refused (a reset or an ICMP unreachable)"},
 			{history.CountNetLost, "network: packets lost"},

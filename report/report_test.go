@@ -179,7 +179,7 @@ func TestStatRowsAreBounded(t *testing.T) {
 		s.Messages.ByType[fmt.Sprintf("t%04d", i)] = int64(i % 7)
 	}
 	s.Messages.ByType["big"] = 1000
-	rows := statRows(s)
+	rows := statRows(s, false)
 	if len(rows) > 5+maxStatRows+1 {
 		t.Errorf("%d rows for 1001 types", len(rows))
 	}
@@ -246,5 +246,20 @@ func TestReportHeadlineEither(t *testing.T) {
 	if !strings.Contains(buf.String(), want) {
 		i := strings.Index(buf.String(), `<div class="outcome">`)
 		t.Errorf("the verdict's line does not say the check allowed either way:\n%s\nwant it to hold\n%s", buf.String()[i:min(i+400, buf.Len())], want)
+	}
+}
+
+// A run of real servers, which sends no messages, has no rows of zero
+// messages; a run of nodes keeps them, zero or not.
+func TestStatRowsOfServers(t *testing.T) {
+	s := &verdict.Stats{Counts: map[string]int64{history.CountNetPackets: 1, history.CountNetBytes: 60}}
+	has := func(rows [][2]string) bool {
+		return slices.ContainsFunc(rows, func(r [2]string) bool { return strings.HasPrefix(r[0], "messages ") })
+	}
+	if has(statRows(s, true)) {
+		t.Errorf("a real servers' run has rows of messages: %v", statRows(s, true))
+	}
+	if !has(statRows(s, false)) {
+		t.Errorf("a run of nodes has no rows of messages: %v", statRows(s, false))
 	}
 }

@@ -14,7 +14,7 @@ import (
 const opsTemplate = `<h2 id="operations">Operations</h2>
 <p class="key">The clients' operations over time, as Jepsen's latency and rate graphs: above, a dot per completed operation at the time it was invoked and as high as it took (a logarithmic axis), coloured by how it ended and shaped by what it asked; below, the operations completed per second by how they ended, in bins of {{.Bin}}. An operation that timed out is info: it may or may not have happened, and stands at the client's timeout. Yellow bands are the nemesis's faults. Hover over a dot for the client, the node and the time.</p>
 <div class="legend">{{.Legend}}</div>
-<figure class="ops-plot" id="ops-latency-plot"><figcaption><b>latency</b> — {{.Completed}} completed operations{{if .Open}}; {{.Open}} invoked and never completed are not drawn{{end}}{{if .Stray}}; {{.Stray}} completions with no invocation are left out{{end}}</figcaption>
+<figure class="ops-plot" id="ops-latency-plot"><figcaption><b>latency</b> — {{if eq .Completed 1}}1 completed operation{{else}}{{.Completed}} completed operations{{end}}{{if .Open}}; {{.Open}} invoked and never completed are not drawn{{end}}{{if .Stray}}; {{.Stray}} completions with no invocation are left out{{end}}</figcaption>
 <div class="drawing">{{.Latency}}</div></figure>
 {{if .Hidden}}<p class="note">{{.Hidden}} more operations are not drawn: the plot draws 8000 dots.</p>{{end}}
 <figure class="ops-plot" id="ops-rate-plot"><figcaption><b>throughput</b> — operations completed per second, by outcome</figcaption>
@@ -26,7 +26,7 @@ const opsTemplate = `<h2 id="operations">Operations</h2>
 const linksTemplate = `<h2 id="links">Links</h2>
 <p class="key">What the network between the hosts carried, one row per ordered pair of hosts (a client's connections count on its host's links): a bar per second in the sending host's colour, as tall as the bytes per second the link carried then, on the row's own scale, whose peak and total are written at its right; vermilion stacked on a bar is what a fault dropped. Yellow bands are the nemesis's faults, and a partition is drawn again, stronger, on the rows of the links it cut: a cut link carries nothing, and what a stall held passes at the heal. The servers' messages are bytes on connections, not recorded one by one. Hover over a bar for its counts.</p>
 <div class="drawing">{{.SVG}}</div>
-<p class="note" id="links-note">{{.Rows}} links carried {{.Bytes}} in all.{{if .Hidden}} {{.Hidden}} more links are not drawn: the page draws the first 64.{{end}}</p>
+<p class="note" id="links-note">{{.Rows}} links carried {{.Bytes}} in all: {{.What}}.{{if .Hidden}} {{.Hidden}} more links are not drawn: the page draws the first 64.{{end}}</p>
 `
 
 // runWhat says, for the page's header, what ran: the servers, a foreign

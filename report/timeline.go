@@ -12,8 +12,9 @@ import (
 
 // The timeline: per node, a bar for each span of its life coloured by the
 // leader it believed in (tall and outlined where it believed it was the
-// leader, grey where it believed in none, hatched while paused, absent
-// while down), the nemesis's faults as shaded bands, and each false
+// leader, grey where it believed in none, white with a dashed outline and
+// a ? where its belief was unknown, hatched while paused, absent while
+// down; its hover text quotes what a real server's belief was read from), the nemesis's faults as shaded bands, and each false
 // check's interval outlined. Spans narrower than a pixel are merged, so
 // the picture stays small for long histories.
 
@@ -57,12 +58,23 @@ func (m *reportModel) drawBeliefs(c *chart) {
 				top, hgt, stroke = mid-tlBar/2, tlBar, ` stroke="#000" stroke-width="1.2"`
 				what = "believes it is the leader"
 			}
-			if s.mixed {
-				fill, text, what = colMixed, "", "changed its belief many times"
+			if s.Unknown {
+				fill, stroke, text = colUnknown, ` stroke="#777" stroke-width="0.8" stroke-dasharray="2,2"`, "?"
+				what = "'s belief is unknown (a poll failed or timed out)"
 			}
-			title := fmt.Sprintf("%s %s from %s to %s", name, what, secs(s.From), secs(s.To))
+			if s.mixed {
+				fill, stroke, text, what = colMixed, "", "", "changed its belief many times"
+			}
+			sep := " "
+			if strings.HasPrefix(what, "'") {
+				sep = ""
+			}
+			title := fmt.Sprintf("%s%s%s from %s to %s", name, sep, what, secs(s.From), secs(s.To))
 			if s.Paused {
 				title += " (paused)"
+			}
+			if !s.mixed {
+				title += m.hoverReadings(s.Evidence)
 			}
 			w := math.Max(s.x1-s.x0, 1)
 			c.printf(`<g class="span"><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>`,
@@ -72,7 +84,7 @@ func (m *reportModel) drawBeliefs(c *chart) {
 			}
 			// The leader's name, where it fits: the cue that does not
 			// depend on telling colours apart.
-			if text != "" && w >= float64(7*len([]rune(text))+8) && !s.Paused {
+			if text != "" && w >= float64(7*len([]rune(text))+8) && (!s.Paused || s.Unknown) {
 				c.printf(`<text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" font-size="10" fill="%s">%s</text>`,
 					s.x0+w/2, mid, textColour, esc(short(text, 16)))
 			}
@@ -137,10 +149,10 @@ func mergeSpans(spans []checks.Span, ax axis) []drawnSpan {
 		if k := len(out); k > 0 {
 			last := &out[k-1]
 			touching := last.To == s.From
-			same := last.Leader == s.Leader && last.Paused == s.Paused && !last.mixed
+			same := last.Leader == s.Leader && last.Paused == s.Paused && last.Unknown == s.Unknown && !last.mixed
 			if touching && (same || d.x1-last.x0 < 1) {
 				if !same {
-					last.mixed = last.Leader != s.Leader || last.mixed
+					last.mixed = last.Leader != s.Leader || last.Unknown != s.Unknown || last.mixed
 					last.Paused = last.Paused || s.Paused
 				}
 				last.To, last.x1 = s.To, d.x1

@@ -9,7 +9,8 @@ import (
 // A check with intervals lists every violation it found
 // (checks.Result.Violations): the timeline outlines each, the first few
 // short ones are magnified, and the check's section has a row for each,
-// with its nodes, interval, sentence and evidence's events.
+// with its nodes, interval, sentence and evidence's events, and what those
+// were read from on real servers.
 
 // violationRow is one violation in its check's section.
 type violationRow struct {
@@ -20,6 +21,9 @@ type violationRow struct {
 	Text     string
 	Zoom     string // the anchor of its magnified view, if any
 	Evidence string // the indexes of its evidence's events
+	// Read is what its evidence's events were read from on real
+	// servers: "event 4: n1.etcd.log:57: …", a reading each.
+	Read []string
 }
 
 // newViolationRow is the row of v, the check's violation cv.
@@ -32,6 +36,9 @@ func newViolationRow(v violation, cv checks.Violation) violationRow {
 	var idx []string
 	for _, e := range cv.Evidence {
 		idx = append(idx, itoa(int(e.Index)))
+		for _, rd := range readings(e.Evidence) {
+			r.Read = append(r.Read, "event "+itoa(int(e.Index))+": "+rd)
+		}
 	}
 	r.Evidence = strings.Join(idx, ", ")
 	return r

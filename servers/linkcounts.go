@@ -7,20 +7,29 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/servers/hostnet"
 )
 
-// Link counters over time: what the proxies passed on, per directed link,
-// recorded once a second as link events (history.KindLink) for the
-// report's links view. The counts are taken where each chunk's fate is
+// Link counters over time: what each directed link carried, recorded
+// once a second as link events (history.KindLink) for the report's links
+// view.
+//
+// On the proxies' network the counts are taken where each chunk's fate is
 // decided (policy.Chunk, under the driver's lock it already holds, so a
-// chunk costs a map lookup and two additions, and no lock of its own): a chunk passed on
-// counts in bytes and chunks, one a loss holds in dropped bytes. A chunk
-// held by a stall is decided, and counted, when the stall ends; one on a
-// refused link is never decided, nor counted. So a cut link reads as
-// nothing carried, and its held bytes as a burst at the heal. A network
-// that carries packets counts each packet the same way (count, with the
-// unit set to history.LinkPackets): passed on, or dropped by a cut or a
-// loss; its events then count packets and dropped packets.
+// chunk costs a map lookup and two additions, and no lock of its own): a
+// chunk passed on counts in bytes (its payload) and chunks, one a loss
+// holds in dropped bytes. A chunk held by a stall is decided, and
+// counted, when the stall ends; one on a refused link is never decided,
+// nor counted. So a cut link reads as nothing carried, and its held bytes
+// as a burst at the heal. What came before the run's zero is forgotten.
+//
+// On coup's packet network the events are the differences between
+// successive readings of the network's own counters (hostnet.Counts):
+// whole IP packets, headers and all, as delivered (duplicates included),
+// and those a cut, a loss or a full queue dropped. The end event's
+// net.bytes is the last of those readings, so the links view's bytes and
+// the counts' are the same bytes: the first event also holds what crossed
+// before the run's zero (the servers' start), as the counts do.
 
 // linkPeriod is how often the counters are recorded.
 const linkPeriod = time.Second
@@ -39,6 +48,9 @@ type linkCounts struct {
 	// unit is what carries the bytes: history.LinkChunks (the proxies',
 	// the default) or history.LinkPackets.
 	unit string
+	// net is, on coup's packet network, its counters as last recorded
+	// (empty: none since the network was made or reset).
+	net hostnet.Counts
 }
 
 // count adds a chunk (or a packet) of n bytes to the link's counts: passed
@@ -97,6 +109,9 @@ func (r *run) recordLinks() {
 	r.mu.Lock()
 	counts, span := r.links.take(r.Now())
 	unit := r.links.unit
+	if r.net != nil {
+		counts = r.links.fromNetwork(r.net.Counts())
+	}
 	r.mu.Unlock()
 	if unit == "" {
 		unit = history.LinkChunks
@@ -133,5 +148,36 @@ func (r *run) recordLinks() {
 func (r *run) restartLinkCounts(at time.Duration) {
 	r.mu.Lock()
 	r.links.take(at)
+	r.links.net = hostnet.Counts{} // the packet network counts from its making or its last reset
 	r.mu.Unlock()
+}
+
+// fromNetwork is what each link of coup's packet network carried and
+// dropped since its counters were last recorded, and records now as the
+// last. The caller holds run.mu.
+func (c *linkCounts) fromNetwork(now hostnet.Counts) map[nemesis.Link]*linkCount {
+	out := map[nemesis.Link]*linkCount{}
+	for l, n := range now.Links {
+		p := c.net.Links[l]
+		lc := &linkCount{bytes: n.Bytes - p.Bytes, carriers: n.Packets - p.Packets, dropped: n.DroppedBytes - p.DroppedBytes,
+			droppedCarriers: n.Cut + n.Refused + n.Lost + n.Overflow - (p.Cut + p.Refused + p.Lost + p.Overflow)}
+		if *lc != (linkCount{}) {
+			out[l] = lc
+		}
+	}
+	c.net = now
+	return out
+}
+
+// lastNetCounts is coup's packet network's counters as the link events
+// last recorded them (the end event's, so that both count the same
+// bytes), or as they are when none was recorded.
+func (r *run) lastNetCounts() hostnet.Counts {
+	r.mu.Lock()
+	c := r.links.net
+	r.mu.Unlock()
+	if c.Links == nil {
+		c = r.net.Counts()
+	}
+	return c
 }

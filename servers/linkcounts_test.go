@@ -2,6 +2,7 @@ package servers
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -154,6 +155,27 @@ run = ["one-leader-per-term"]
 		}
 	}
 
+	// On coup's network the links view and the counts count the same
+	// bytes: the link events' sum is the end event's, link by link and
+	// in all, and the report says so in both places.
+	var total int64
+	for _, b := range bytes {
+		total += b
+	}
+	c := res.Stats.Counts
+	t.Logf("network %q: the link events count %d bytes, the counts %d", res.Network, total, c[history.CountNetBytes])
+	if res.Network == scenario.NetworkNamespaces {
+		if total != c[history.CountNetBytes] {
+			t.Errorf("the link events count %d bytes, the counts %s %d", total, history.CountNetBytes, c[history.CountNetBytes])
+		}
+		for l, b := range bytes {
+			from, to, _ := strings.Cut(l, "→")
+			if key := history.CountNetLink + "." + from + ">" + to + ".bytes"; c[key] != b {
+				t.Errorf("%s: the link events count %d bytes, the counts %s %d", l, b, key, c[key])
+			}
+		}
+	}
+
 	// The report.
 	b, err := os.ReadFile(filepath.Join(dir, lifecycle.ReportFile))
 	if err != nil {
@@ -175,6 +197,14 @@ run = ["one-leader-per-term"]
 	}
 	if !strings.Contains(page, `<h2 id="links">`) || strings.Contains(page, "No message between nodes") {
 		t.Fatal("the report has no links view, or still the empty messages section")
+	}
+	if res.Network == scenario.NetworkNamespaces {
+		note := fmt.Sprintf("6 links carried %d bytes (", total)
+		row := fmt.Sprintf("<tr><th>network: bytes delivered (whole IP packets, headers included: the links view&#39;s bytes)</th><td>%d</td></tr>", total)
+		if !strings.Contains(page, note) || !strings.Contains(page, row) {
+			t.Errorf("the links view and the counts do not both say %d bytes: %q, %q", total,
+				regexp.MustCompile(`id="links-note">[^<]*`).FindString(page), regexp.MustCompile(`<tr><th>network: bytes[^\n]*`).FindString(page))
+		}
 	}
 	svg := regexp.MustCompile(`(?s)<svg id="links-svg".*?</svg>`).FindString(page)
 	rows := regexp.MustCompile(`<g class="link" data-link="([^"]+)" data-bytes="([0-9]+)">`).FindAllStringSubmatch(svg, -1)

@@ -94,9 +94,7 @@ func (p netPolicy) Packet(l nemesis.Link, proto string, payload []byte) hostnet.
 	r := p.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := len(payload) // counted per link (linkcounts.go): passed on, or dropped
 	if cut, refuse := r.nem.Cut(l); cut {
-		r.links.count(l, n, true)
 		if refuse {
 			return hostnet.Fate{Cut: hostnet.Refuse}
 		}
@@ -107,12 +105,10 @@ func (p netPolicy) Packet(l nemesis.Link, proto string, payload []byte) hostnet.
 	}
 	f := r.nem.Decide(nemesis.Msg{Link: l, Type: proto, Body: payload}, r.Now())
 	if f.Drop {
-		r.links.count(l, n, true)
 		return hostnet.Fate{Lost: true}
 	}
 	out := hostnet.Fate{Copies: make([]hostnet.Copy, len(f.Copies))}
 	for i, c := range f.Copies {
-		r.links.count(l, n, false)
 		out.Copies[i] = hostnet.Copy{Delay: c.Delay, Payload: c.Body, How: c.Corrupt}
 	}
 	return out
@@ -136,12 +132,13 @@ func (r *run) packetEvent(e hostnet.Event) {
 }
 
 // netCounts adds what coup's network did to the end event's counters: in
-// all, and each link's packets and bytes.
+// all, and each link's packets and bytes, as the last link events read
+// them (linkcounts.go), so that the counts and the links view agree.
 func (r *run) netCounts(counts map[string]int64) {
 	if r.net == nil {
 		return
 	}
-	c := r.net.Counts()
+	c := r.lastNetCounts()
 	t := c.Total()
 	for k, v := range map[string]int64{
 		history.CountNetPackets: t.Packets, history.CountNetBytes: t.Bytes, history.CountNetCut: t.Cut,

@@ -74,6 +74,7 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 	switch {
 	case f.Cut == Refuse:
 		ln.refused.Add(1)
+		ln.droppedBytes.Add(int64(len(p.b)))
 		if shared {
 			return // a multicast is never answered
 		}
@@ -89,9 +90,11 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 		return
 	case f.Cut != None:
 		ln.cut.Add(1)
+		ln.droppedBytes.Add(int64(len(p.b)))
 		return
 	case f.Lost:
 		ln.lost.Add(1)
+		ln.droppedBytes.Add(int64(len(p.b)))
 		return
 	}
 	copies := f.Copies
@@ -109,6 +112,7 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 		}
 		if leave.Sub(now) > MaxBacklog {
 			ln.overflow.Add(1)
+			ln.droppedBytes.Add(int64(len(p.b)))
 			return
 		}
 		ln.free = leave.Add(time.Duration(float64(len(p.b)) / f.Rate * float64(time.Second)))
@@ -164,12 +168,15 @@ type Counts struct {
 
 // LinkCounts is what a network did on one directed link.
 type LinkCounts struct {
-	// Packets and Bytes are what was delivered, duplicates included.
+	// Packets and Bytes are what was delivered, duplicates included;
+	// Bytes are whole IP packets', headers and all.
 	Packets, Bytes int64
 	// Cut counts the packets dropped by a stalled cut, Refused those
 	// answered by a refused one, Lost those dropped by a loss, Overflow
 	// those dropped by a bandwidth limit's full queue.
 	Cut, Refused, Lost, Overflow int64
+	// DroppedBytes are the whole packets' bytes of those four.
+	DroppedBytes int64
 	// Delayed, Duplicated and Corrupted count deliveries so treated.
 	Delayed, Duplicated, Corrupted int64
 }
@@ -184,6 +191,7 @@ func (c Counts) Total() LinkCounts {
 		t.Refused += l.Refused
 		t.Lost += l.Lost
 		t.Overflow += l.Overflow
+		t.DroppedBytes += l.DroppedBytes
 		t.Delayed += l.Delayed
 		t.Duplicated += l.Duplicated
 		t.Corrupted += l.Corrupted

@@ -13,7 +13,7 @@ import (
 type link struct {
 	l nemesis.Link
 	packets, bytes, cut, refused, lost, overflow,
-	delayed, duplicated, corrupted atomic.Int64
+	delayed, duplicated, corrupted, droppedBytes atomic.Int64
 	// free is when a link under a bandwidth limit has sent what it was
 	// given: only the sender's reader touches it.
 	free time.Time
@@ -21,11 +21,11 @@ type link struct {
 
 func (ln *link) counts() LinkCounts {
 	return LinkCounts{Packets: ln.packets.Load(), Bytes: ln.bytes.Load(), Cut: ln.cut.Load(), Refused: ln.refused.Load(),
-		Lost: ln.lost.Load(), Overflow: ln.overflow.Load(), Delayed: ln.delayed.Load(), Duplicated: ln.duplicated.Load(), Corrupted: ln.corrupted.Load()}
+		Lost: ln.lost.Load(), Overflow: ln.overflow.Load(), Delayed: ln.delayed.Load(), Duplicated: ln.duplicated.Load(), Corrupted: ln.corrupted.Load(), DroppedBytes: ln.droppedBytes.Load()}
 }
 
 func (ln *link) reset() {
-	for _, c := range []*atomic.Int64{&ln.packets, &ln.bytes, &ln.cut, &ln.refused, &ln.lost, &ln.overflow, &ln.delayed, &ln.duplicated, &ln.corrupted} {
+	for _, c := range []*atomic.Int64{&ln.packets, &ln.bytes, &ln.cut, &ln.refused, &ln.lost, &ln.overflow, &ln.delayed, &ln.duplicated, &ln.corrupted, &ln.droppedBytes} {
 		c.Store(0)
 	}
 }
