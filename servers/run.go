@@ -30,6 +30,11 @@ type Options struct {
 	// for the built-in client's processes ("coup adapter etcd") when the
 	// scenario asks for them (client_processes).
 	Coup []string
+
+	// sampler, when set, runs beside the polls from the run's zero until
+	// it stops: a test's independent reading of the servers (the oracle
+	// tests, oracle_test.go), asked from inside each host.
+	sampler func(r *run)
 }
 
 // run is one run of a scenario of real servers: the driver of its
@@ -198,6 +203,13 @@ func (r *run) Start(ctx context.Context, zero func(took time.Duration)) error {
 		r.rec.Record(e)
 	}
 	r.startPolls()
+	if r.opts.sampler != nil {
+		r.polls.Add(1)
+		go func() {
+			defer r.polls.Done()
+			r.opts.sampler(r)
+		}()
+	}
 	r.startLinkCounts()
 	if err := r.setUp(ctx); err != nil {
 		return fmt.Errorf("%w: %w", lifecycle.ErrNodeStart, err)

@@ -1,0 +1,436 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/needs"
+	"github.com/coupharness/coup/scenario"
+	"github.com/jackc/pgx/v5"
+)
+
+// These tests check each preset's observer against the server's own
+// answer: while a catalogue scenario's fault is in force, a sampler asks
+// every node, from inside its host, a question coup's observer does not
+// ask (etcd's maintenance status, Redis's ROLE, PostgreSQL's
+// pg_is_in_recovery(), the address on keepalived's interface, …), and
+// the beliefs coup recorded are compared with those answers afterwards:
+// every claim coup recorded is confirmed by the server within the
+// sampler's and the observer's resolution, no sample contradicts a
+// claim inside it, and every leader the server named was seen by coup.
+
+// oracle asks one node whether it leads, by the server's own answer: ok
+// is false when it gave none (refused, timed out, shutting down).
+type oracle func(ctx context.Context, r *run, node string) (leads, ok bool)
+
+// sample is one answer of an oracle.
+type sample struct {
+	at    time.Duration
+	node  string
+	leads bool
+}
+
+// oracleEvery is how often the sampler asks each node.
+const oracleEvery = 150 * time.Millisecond
+
+// sampled runs the catalogue's scenario file with an oracle asked of
+// every node beside the run, and returns the history and the samples.
+func sampled(t *testing.T, file string, ask oracle) (*history.History, []sample) {
+	t.Helper()
+	sc, err := scenario.Load(filepath.Join("..", "scenarios", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var samples []sample
+	sampler := func(r *run) {
+		tick := time.NewTicker(oracleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.stop:
+				return
+			case <-tick.C:
+			}
+			var wg sync.WaitGroup
+			for _, s := range r.servers {
+				if up, _, _ := r.obs.asking(s.id); !up {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					at := r.Now()
+					if leads, ok := ask(ctx, r, s.id); ok {
+						mu.Lock()
+						samples = append(samples, sample{at: at, node: s.id, leads: leads})
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	}
+	store := t.TempDir()
+	for _, d := range []string{filepath.Dir(store), store} {
+		os.Chmod(d, 0o755) // a host that runs as another user (Patroni's postgres) reaches its folder
+	}
+	res, dir, err := Run(context.Background(), sc, Options{Store: store, sampler: sampler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotStarted() {
+		t.Fatalf("not started: %s", res.Error)
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return h, samples
+}
+
+// span is a claim coup recorded: node believed it led from from to to.
+type span struct {
+	node     string
+	from, to time.Duration
+	report   *history.Event
+}
+
+// claimSpans are the claims of a history: from a report that the node
+// leads to its next report, its crash or stop, or the end.
+func claimSpans(h *history.History) []span {
+	var out []span
+	open := map[string]*span{}
+	var last time.Duration
+	closeAt := func(node string, at time.Duration) {
+		if c := open[node]; c != nil {
+			c.to = at
+			out = append(out, *c)
+			delete(open, node)
+		}
+	}
+	for e := range h.All() {
+		last = e.Duration()
+		switch {
+		case e.Kind == history.KindProcess && e.What != history.ProcPause && e.What != history.ProcResume:
+			closeAt(e.Node, e.Duration())
+		case e.Kind == history.KindReport && e.What == history.ReportLeader:
+			closeAt(e.Node, e.Duration())
+			if e.Value == e.Node {
+				open[e.Node] = &span{node: e.Node, from: e.Duration(), report: e}
+			}
+		}
+	}
+	for n := range open {
+		closeAt(n, last)
+	}
+	return out
+}
+
+// compare holds coup's beliefs to the samples, within slack (the
+// observer's and the sampler's resolution, and the machine's lateness):
+// it fails the test for a claim no sample confirmed, a sample inside a
+// claim that says the node did not lead, and a leader the server named
+// that coup never saw lead near that time. It logs the figures.
+func compare(t *testing.T, h *history.History, samples []sample, slack time.Duration) {
+	t.Helper()
+	claims := claimSpans(h)
+	confirmed := 0
+	for _, c := range claims {
+		seen, contradicted := false, 0
+		for _, s := range samples {
+			if s.node != c.node {
+				continue
+			}
+			if s.leads && s.at >= c.from-slack && s.at <= c.to+slack {
+				seen = true
+			}
+			if !s.leads && s.at > c.from+slack && s.at < c.to-slack {
+				contradicted++
+			}
+		}
+		switch {
+		case contradicted > 0:
+			t.Errorf("coup recorded %s leading from %v to %v, but the server said %d times inside it that it did not lead (evidence %+v)",
+				c.node, c.from, c.to, contradicted, c.report.Evidence)
+		case seen:
+			confirmed++
+		case c.to-c.from > slack:
+			t.Errorf("coup recorded %s leading from %v to %v, and the server never said it led then (evidence %+v)", c.node, c.from, c.to, c.report.Evidence)
+		default:
+			confirmed++ // shorter than the sampler can see
+		}
+	}
+	unseen := 0
+	leaderSamples := 0
+	for _, s := range samples {
+		if !s.leads {
+			continue
+		}
+		leaderSamples++
+		ok := false
+		for _, c := range claims {
+			if c.node == s.node && s.at >= c.from-slack && s.at <= c.to+slack {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			unseen++
+			if unseen <= 3 {
+				t.Errorf("the server said %s led at %v, and coup never saw it lead near then", s.node, s.at)
+			}
+		}
+	}
+	if len(claims) == 0 || leaderSamples == 0 {
+		t.Fatalf("%d claims recorded and %d samples naming a leader: nothing to compare", len(claims), leaderSamples)
+	}
+	t.Logf("claims recorded %d, confirmed %d, not %d; %d of %d samples naming a leader seen by coup",
+		len(claims), confirmed, len(claims)-confirmed, leaderSamples-unseen, leaderSamples)
+}
+
+// faultInForce fails the test when no sample was taken while a fault was
+// in force: the comparison must cover one.
+func faultInForce(t *testing.T, h *history.History, samples []sample) {
+	t.Helper()
+	var from, to time.Duration
+	for e := range h.All() {
+		if e.Kind == history.KindNemesis && e.Phase == history.PhaseStart && from == 0 {
+			from = e.Duration()
+		}
+		if e.Kind == history.KindNemesis && e.Phase == history.PhaseEnd {
+			to = e.Duration()
+		}
+	}
+	for _, s := range samples {
+		if from > 0 && s.at > from && s.at < to {
+			return
+		}
+	}
+	t.Fatalf("no sample while a fault was in force (%v to %v)", from, to)
+}
+
+// httpFrom asks url from inside node's host.
+func httpFrom(ctx context.Context, r *run, node, method, url, body string) ([]byte, bool) {
+	client := &http.Client{Transport: &http.Transport{DialContext: r.dialer(node), DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return b, err == nil && resp.StatusCode/100 == 2
+}
+
+// etcd's own answer: its maintenance status (the JSON gateway of its
+// Status RPC), whose header names the member and whose leader field its
+// leader: it leads when the two are one.
+func etcdOracle(ctx context.Context, r *run, node string) (bool, bool) {
+	b, ok := httpFrom(ctx, r, node, http.MethodPost, "http://"+r.byID[node].data.Addr["client"]+"/v3/maintenance/status", "{}")
+	if !ok {
+		return false, false
+	}
+	var st struct {
+		Header struct {
+			MemberID string `json:"member_id"`
+		} `json:"header"`
+		Leader string `json:"leader"`
+	}
+	if json.Unmarshal(b, &st) != nil || st.Header.MemberID == "" {
+		return false, false
+	}
+	return st.Leader == st.Header.MemberID, true
+}
+
+func TestEtcdObserverAgreesWithTheServer(t *testing.T) {
+	needsServer(t, "etcd")
+	h, samples := sampled(t, "etcd-leader-isolated.toml", etcdOracle)
+	faultInForce(t, h, samples)
+	compare(t, h, samples, time.Second)
+}
+
+// tcpFrom writes send to addr from inside node's host and reads the
+// answer until the server closes (or within the context).
+func tcpFrom(ctx context.Context, r *run, node, addr, send string) ([]byte, bool) {
+	c, err := r.dialer(node)(ctx, "tcp", addr)
+	if err != nil {
+		return nil, false
+	}
+	defer c.Close()
+	if d, ok := ctx.Deadline(); ok {
+		c.SetDeadline(d)
+	}
+	if _, err := io.WriteString(c, send); err != nil {
+		return nil, false
+	}
+	b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
+	return b, len(b) > 0
+}
+
+// ZooKeeper's own answer: mntr's zk_server_state (the preset reads srvr
+// and a file).
+func zookeeperOracle(ctx context.Context, r *run, node string) (bool, bool) {
+	b, ok := tcpFrom(ctx, r, node, r.byID[node].data.Addr["client"], "mntr")
+	if !ok {
+		return false, false
+	}
+	m := regexp.MustCompile(`zk_server_state\s+([a-z]+)`).FindSubmatch(b)
+	if m == nil {
+		return false, false
+	}
+	return string(m[1]) == "leader", true
+}
+
+func TestZooKeeperObserverAgreesWithTheServer(t *testing.T) {
+	needsServer(t, "zookeeper")
+	h, samples := sampled(t, "zookeeper-leader-isolated.toml", zookeeperOracle)
+	faultInForce(t, h, samples)
+	compare(t, h, samples, time.Second)
+}
+
+// Redis's own answer: ROLE (the preset reads INFO replication and
+// Sentinel).
+func redisOracle(ctx context.Context, r *run, node string) (bool, bool) {
+	b, ok := tcpFrom(ctx, r, node, r.byID[node].data.Addr["client"], "ROLE\r\nQUIT\r\n")
+	if !ok || !bytes.HasPrefix(b, []byte("*")) {
+		return false, false
+	}
+	return bytes.Contains(b, []byte("\r\nmaster\r\n")), true
+}
+
+func TestRedisObserverAgreesWithTheServer(t *testing.T) {
+	needsServer(t, "redis-sentinel")
+	h, samples := sampled(t, "redis-sentinel-master-isolated.toml", redisOracle)
+	faultInForce(t, h, samples)
+	compare(t, h, samples, time.Second)
+}
+
+// PostgreSQL's own answer under Patroni: pg_is_in_recovery() (the
+// preset reads Patroni's REST API): a primary is out of recovery.
+func patroniOracle(ctx context.Context, r *run, node string) (bool, bool) {
+	cfg, err := pgConfig("postgres://"+pgUser+":"+pgPassword+"@"+r.byID[node].data.Addr["postgres"]+"/"+pgDatabase+"?sslmode=disable", r.dialer(node))
+	if err != nil {
+		return false, false
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return false, false
+	}
+	defer conn.Close(context.Background())
+	var inRecovery bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+		return false, false
+	}
+	return !inRecovery, true
+}
+
+func TestPatroniObserverAgreesWithTheServer(t *testing.T) {
+	needsServer(t, "patroni")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: its hosts are on coup's network as root")
+	}
+	h, samples := sampled(t, "patroni-primary-isolated.toml", patroniOracle)
+	faultInForce(t, h, samples)
+	compare(t, h, samples, 1500*time.Millisecond)
+}
+
+// NATS's own answer: the stream's cluster leader in /jsz's account
+// details, read without /raftz (coup's reader takes the leader and term
+// from /raftz): it leads when it names this server (the preset's
+// server_name is the node's id).
+func natsOracle(ctx context.Context, r *run, node string) (bool, bool) {
+	b, ok := httpFrom(ctx, r, node, http.MethodGet, "http://"+r.byID[node].data.Addr["monitor"]+"/jsz?accounts=true&streams=true", "")
+	if !ok {
+		return false, false
+	}
+	var jsz struct {
+		Accounts []struct {
+			Streams []struct {
+				Cluster struct {
+					Leader string `json:"leader"`
+				} `json:"cluster"`
+			} `json:"stream_detail"`
+		} `json:"account_details"`
+	}
+	if json.Unmarshal(b, &jsz) != nil {
+		return false, false
+	}
+	for _, a := range jsz.Accounts {
+		for _, s := range a.Streams {
+			if s.Cluster.Leader != "" {
+				return s.Cluster.Leader == node, true // the preset's server_name
+			}
+		}
+	}
+	return false, false
+}
+
+func TestNatsObserverAgreesWithTheServer(t *testing.T) {
+	needsServer(t, "nats")
+	h, samples := sampled(t, "nats-stream-leader-isolated.toml", natsOracle)
+	faultInForce(t, h, samples)
+	compare(t, h, samples, time.Second)
+}
+
+// keepalived's own answer: whether the virtual address is on the host's
+// interface (the scenario reads keepalived's log).
+func keepalivedOracle(vip string) oracle {
+	return func(ctx context.Context, r *run, node string) (bool, bool) {
+		var out []byte
+		err := r.enter(node)(func() error {
+			var err error
+			out, err = exec.CommandContext(ctx, "ip", "-o", "addr", "show").Output()
+			return err
+		})
+		if err != nil {
+			return false, false
+		}
+		return bytes.Contains(out, []byte(" "+vip+"/")), true
+	}
+}
+
+func TestKeepalivedObserverAgreesWithTheServer(t *testing.T) {
+	needs.Program(t, "keepalived", "keepalived")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: its hosts are on coup's network as root")
+	}
+	sc, err := scenario.Load(filepath.Join("..", "scenarios", "keepalived-master-isolated.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vip := regexp.MustCompile(`(?m)^\s*([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)(/[0-9]+)?\s*$`).FindStringSubmatch(strings.Join(mapValues(sc.Server.Files), "\n"))
+	if vip == nil {
+		t.Fatal("no virtual address found in the scenario's keepalived.conf")
+	}
+	h, samples := sampled(t, "keepalived-master-isolated.toml", keepalivedOracle(vip[1]))
+	faultInForce(t, h, samples)
+	compare(t, h, samples, time.Second)
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
