@@ -378,7 +378,17 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		if r.Signature = Signature(res, run.History); r.Signature != "" || res.Valid == checks.False {
 			r.Note = strings.TrimPrefix(firstNote(res.Notes), ": ")
 		}
-		r.Also = alsoFailed(res)
+		r.Also = alsoFailed(res, run.History)
+		for i, c := range Causes(res, run.History) {
+			if i == 0 {
+				r.Detail = c.Detail
+				continue
+			}
+			r.Causes = append(r.Causes, c.Signature)
+		}
+		if r.Signature != "" {
+			r.Machine = LateTimers(s.sc, run.History)
+		}
 		r.Unfired, r.Idle = unfired(s.sc, len(c.cfg.Scenario.Faults), run.History)
 		r.Dir = run.Dir
 	}
@@ -498,8 +508,8 @@ func faultTables(sc *scenario.Scenario, own int) string {
 
 // alsoFailed are the checks that found a violation besides the first
 // (see Signature), in the order they ran.
-func alsoFailed(res *verdict.Results) []string {
-	first, ok := firstViolation(res)
+func alsoFailed(res *verdict.Results, h *history.History) []string {
+	first, ok := firstViolation(res, h)
 	if !ok {
 		return nil
 	}
