@@ -167,8 +167,9 @@ type lane struct {
 }
 
 // schedule is the schedule of lane l's run t, the campaign's run i: its
-// strategy's, with a fault that starts by itself (startable), and one the
-// lane has not run. A strategy that gives a schedule run before is asked
+// strategy's, without the faults that cannot act (actable; one with none
+// that can is drawn again, up to 16 times in all), with a fault that
+// starts by itself (startable), and one the lane has not run. A strategy that gives a schedule run before is asked
 // again, a few times; then the schedule runs with a seed of its own
 // (below the campaign's, where no fresh draw's lies).
 func (c *campaign) schedule(l *lane, t, i int) Schedule {
@@ -178,10 +179,11 @@ func (c *campaign) schedule(l *lane, t, i int) Schedule {
 		return h.Sum64()
 	}
 	var sched Schedule
-	for try := 0; try < 4; try++ {
+	for try := 0; try < 16; try++ {
 		sched = l.st.next(t, i)
-		sched.Faults = startable(c.cfg.Scenario, c.vocab, sched.Faults)
-		if _, ok := l.ran[key(sched)]; !ok {
+		faults, acts := actable(c.cfg.Scenario, sched.Faults)
+		sched.Faults = startable(c.cfg.Scenario, c.vocab, faults)
+		if _, ok := l.ran[key(sched)]; (!ok || try >= 3) && acts {
 			break
 		}
 	}
