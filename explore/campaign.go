@@ -445,6 +445,15 @@ func (c *campaign) keep(ctx context.Context, s *slot, r *RunResult) {
 		if r.Signature != "" {
 			head += "signature: " + r.Signature + "\n"
 		}
+		for _, c := range r.Causes {
+			head += "also caused: " + c + "\n"
+		}
+		if r.Detail != "" {
+			head += "detail: " + r.Detail + "\n"
+		}
+		if r.Machine != "" {
+			head += r.Machine + "\n"
+		}
 		if err := os.WriteFile(filepath.Join(r.Dir, ScenarioFile), s.sc.Encode(head), 0o644); err != nil && c.writeErr == nil {
 			c.writeErr = fmt.Errorf("keep run %d: %w", s.i+1, err)
 		}
