@@ -270,7 +270,8 @@ type cause struct {
 // its nodes that ended last, when it ended within the run's recovery
 // bound (the termination bound) before the violation began ("a
 // partition healed just before": the system was still recovering from
-// it), or "no fault in force". Kinds, not
+// it; not a crash, whose end is a restart, said as such), or "no fault
+// in force". Kinds, not
 // names or nodes: the same cause hits other nodes at other times from one
 // run to the next; and not a fault of a node the violation is not about
 // (a follower crashed while the leader was cut off), no part of its
@@ -327,7 +328,7 @@ func causeOf(h *history.History, check string, c checks.Result) cause {
 				id = e.What + " " + strings.Join(e.Nodes, ",")
 			}
 			if e.Phase == history.PhaseEnd {
-				if f, ok := open[id]; ok && hits(f) {
+				if f, ok := open[id]; ok && hits(f) && f.kind != "crash" {
 					healed, healedAt = f, e.Time
 				}
 				delete(open, id)

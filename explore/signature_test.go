@@ -322,6 +322,14 @@ func TestSignatureHealedJustBefore(t *testing.T) {
 			kind + " (a partition healed just before)", "it began 4ms after a partition of n3 healed"},
 		{"a history with no recovery bound", electionHistory(t, 1000, healedNoRestart...),
 			kind + " (no fault in force)", ""},
+		// A crash's end is its node's restart, which the cause names.
+		{"restarted at a crash's end", bounded(electionHistory(t, 1000,
+			leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+			fault(250, "crash", history.PhaseStart, "faults[0]#1", "n3"), process(250, "n3", history.ProcCrash, 1),
+			leads(280, "n2", "n2"), leads(280, "n1", "n2"),
+			fault(300, "crash", history.PhaseEnd, "faults[0]#1", "n3"), process(301, "n3", history.ProcStart, 2),
+			leads(305, "n3", "n3"), leads(320, "n3", "n2")), 300),
+			kind + " (restarted under the same id; no fault in force)", ""},
 	}
 	for _, tt := range tests {
 		res := judged(t, tt.h)
