@@ -167,8 +167,9 @@ type lane struct {
 }
 
 // schedule is the schedule of lane l's run t, the campaign's run i: its
-// strategy's, with a fault that starts by itself (startable), and one the
-// lane has not run. A strategy that gives a schedule run before is asked
+// strategy's, without the faults that cannot act (actable; one with none
+// that can is drawn again, up to 16 times in all), with a fault that
+// starts by itself (startable), and one the lane has not run. A strategy that gives a schedule run before is asked
 // again, a few times; then the schedule runs with a seed of its own
 // (below the campaign's, where no fresh draw's lies).
 func (c *campaign) schedule(l *lane, t, i int) Schedule {
@@ -178,10 +179,11 @@ func (c *campaign) schedule(l *lane, t, i int) Schedule {
 		return h.Sum64()
 	}
 	var sched Schedule
-	for try := 0; try < 4; try++ {
+	for try := 0; try < 16; try++ {
 		sched = l.st.next(t, i)
-		sched.Faults = startable(c.cfg.Scenario, c.vocab, sched.Faults)
-		if _, ok := l.ran[key(sched)]; !ok {
+		faults, acts := actable(c.cfg.Scenario, sched.Faults)
+		sched.Faults = startable(c.cfg.Scenario, c.vocab, faults)
+		if _, ok := l.ran[key(sched)]; (!ok || try >= 3) && acts {
 			break
 		}
 	}
@@ -378,7 +380,17 @@ func (c *campaign) judge(ctx context.Context, s *slot) {
 		if r.Signature = Signature(res, run.History); r.Signature != "" || res.Valid == checks.False {
 			r.Note = strings.TrimPrefix(firstNote(res.Notes), ": ")
 		}
-		r.Also = alsoFailed(res)
+		r.Also = alsoFailed(res, run.History)
+		for i, c := range Causes(res, run.History) {
+			if i == 0 {
+				r.Detail = c.Detail
+				continue
+			}
+			r.Causes = append(r.Causes, c.Signature)
+		}
+		if r.Signature != "" {
+			r.Machine = LateTimers(s.sc, run.History)
+		}
 		r.Unfired, r.Idle = unfired(s.sc, len(c.cfg.Scenario.Faults), run.History)
 		r.Dir = run.Dir
 	}
@@ -432,6 +444,15 @@ func (c *campaign) keep(ctx context.Context, s *slot, r *RunResult) {
 		head := fmt.Sprintf("run %d of a %s campaign of %s (seed %d): %s\n", s.i+1, c.cfg.Strategy, c.header.File, c.cfg.Seed, s.sched)
 		if r.Signature != "" {
 			head += "signature: " + r.Signature + "\n"
+		}
+		for _, c := range r.Causes {
+			head += "also caused: " + c + "\n"
+		}
+		if r.Detail != "" {
+			head += "detail: " + r.Detail + "\n"
+		}
+		if r.Machine != "" {
+			head += r.Machine + "\n"
 		}
 		if err := os.WriteFile(filepath.Join(r.Dir, ScenarioFile), s.sc.Encode(head), 0o644); err != nil && c.writeErr == nil {
 			c.writeErr = fmt.Errorf("keep run %d: %w", s.i+1, err)
@@ -498,8 +519,8 @@ func faultTables(sc *scenario.Scenario, own int) string {
 
 // alsoFailed are the checks that found a violation besides the first
 // (see Signature), in the order they ran.
-func alsoFailed(res *verdict.Results) []string {
-	first, ok := firstViolation(res)
+func alsoFailed(res *verdict.Results, h *history.History) []string {
+	first, ok := firstViolation(res, h)
 	if !ok {
 		return nil
 	}

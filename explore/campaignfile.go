@@ -87,6 +87,15 @@ type RunResult struct {
 	// Also are the other checks that found a violation, which the
 	// signature leaves out (it is the first violation's alone).
 	Also []string `json:"also,omitempty"`
+	// Causes are the signatures of the run's other distinct causes (see
+	// Causes): a tally counts the run under each. Detail is what the
+	// signature leaves out of its cause ("it began 4ms after a partition
+	// of n3 healed"). Machine, when set, says the run's timers ran late
+	// past the scenario's bounds: its failure may be the machine's, not
+	// the system's (LateTimers).
+	Causes  []string `json:"causes,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
+	Machine string   `json:"machine,omitempty"`
 	// Unfired counts the schedule's faults armed on a trigger that no
 	// event of the run fired: they never happened; Idle is true when no
 	// fault of the schedule happened at all.
@@ -324,6 +333,18 @@ type RunGroup struct {
 	// Also counts, by check, the runs of the group in which another
 	// check failed too (the signature names the first violation's).
 	Also map[string]int
+	// Late counts the runs of the group whose timers ran late past the
+	// scenario's bounds (RunResult.Machine).
+	Late int
+}
+
+// FromMachine reports whether a group's failure came from the machine
+// the runs ran on, not from the system under the schedule's faults: a
+// failure at start-up, before any fault (the nodes' own start, which no
+// schedule drew), or one whose every run had its timers late past the
+// scenario's bounds.
+func (g *RunGroup) FromMachine() bool {
+	return StartUp(g.Signature) || (g.Late > 0 && g.Late == g.Count)
 }
 
 // NewTally returns an empty tally.
@@ -360,30 +381,36 @@ func (t *Tally) Add(r RunResult) (newKind bool) {
 	if r.Error != "" {
 		sig = "could not run: " + r.Error
 	}
-	g, ok := t.index[sig]
-	if !ok {
-		g = &RunGroup{Signature: sig, First: r, AsExpected: r.Outcome == verdict.AsExpected && r.Error == ""}
-		t.index[sig] = g
-		t.groups = append(t.groups, g)
-	}
-	g.Count++
-	for _, c := range r.Also {
-		if g.Also == nil {
-			g.Also = map[string]int{}
+	// The run counts under each of its distinct causes.
+	for _, s := range append([]string{sig}, r.Causes...) {
+		g, ok := t.index[s]
+		if !ok {
+			g = &RunGroup{Signature: s, First: r, AsExpected: r.Outcome == verdict.AsExpected && r.Error == ""}
+			t.index[s] = g
+			t.groups = append(t.groups, g)
+			newKind = true
 		}
-		g.Also[c]++
+		g.Count++
+		if r.Machine != "" {
+			g.Late++
+		}
+		for _, c := range r.Also {
+			if g.Also == nil {
+				g.Also = map[string]int{}
+			}
+			g.Also[c]++
+		}
+		if len(g.Runs) < MaxListed {
+			g.Runs = append(g.Runs, r.Run)
+		}
 	}
-	if len(g.Runs) < MaxListed {
-		g.Runs = append(g.Runs, r.Run)
-	}
-	return !ok
+	return newKind
 }
 
-// Groups are the failures by signature, the most frequent first (ties in
-// the order they were first found).
+// Groups are the failures by signature, in the order of their first runs.
 func (t *Tally) Groups() []*RunGroup {
 	out := append([]*RunGroup(nil), t.groups...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].First.Run < out[j].First.Run })
 	return out
 }
 

@@ -37,8 +37,9 @@
 // A campaign's loop, per lane (Campaign.Run):
 //
 //	next: the lane's strategy makes run t's schedule from what its runs
-//	    up to t−Workers showed, with a fault that starts by itself
-//	    (startable) and not one the lane ran before; the schedule becomes
+//	    up to t−Workers showed, without a fault that cannot act
+//	    (actable: a restart with no node down), with a fault that starts
+//	    by itself (startable) and not one the lane ran before; the schedule becomes
 //	    a scenario file, read back and validated
 //	run: the Runner runs it and judges it with the scenario's checks
 //	judge: the history's features and moments go to the lane, its faults

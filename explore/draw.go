@@ -19,24 +19,48 @@ type drawer struct {
 	// realDisk: the nodes' disks are real servers' (coup's storage
 	// layer), which a slow disk can slow.
 	realDisk bool
+	// own are the scenario's own faults, before every schedule's.
+	own []scenario.Fault
 }
 
 func newDrawer(sc *scenario.Scenario) *drawer {
-	return &drawer{v: sc.Vocabulary(), nodes: sc.NodeNames(), duration: sc.Duration.D, realDisk: sc.Server != nil}
+	return &drawer{v: sc.Vocabulary(), nodes: sc.NodeNames(), duration: sc.Duration.D, realDisk: sc.Server != nil, own: sc.Faults}
 }
+
+// redraws bounds how often a schedule's fault that cannot act is drawn
+// again.
+const redraws = 8
 
 // schedule draws a schedule of one to MaxFaults faults, in the order of
 // their times, as a Jepsen nemesis would: each fault a kind, a target, a
 // start (a time, or a trigger armed at a time) and a duration, all drawn
 // uniformly from the vocabulary (durations and intensities on a log
-// scale, so that short and long are alike likely).
+// scale, so that short and long are alike likely). A fault that cannot
+// act (a restart with no node down, canAct) is drawn again, up to
+// redraws times.
 func (d *drawer) schedule(rng *rand.Rand) []scenario.Fault {
 	n := 1 + rng.IntN(d.v.MaxFaults)
 	out := make([]scenario.Fault, n)
 	for i := range out {
 		out[i] = d.fault(rng)
 	}
-	slices.SortStableFunc(out, func(a, b scenario.Fault) int { return int(a.At.D - b.At.D) })
+	sortFaults := func() { slices.SortStableFunc(out, func(a, b scenario.Fault) int { return int(a.At.D - b.At.D) }) }
+	sortFaults()
+	for try := 0; try < redraws; try++ {
+		all := append(slices.Clone(d.own), out...)
+		i := -1
+		for j := range out {
+			if !canAct(all, len(d.own)+j) {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			break
+		}
+		out[i] = d.fault(rng)
+		sortFaults()
+	}
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coupharness/coup/history"
@@ -224,7 +225,7 @@ func Shrink(ctx context.Context, r Runner, sc *scenario.Scenario, opts ShrinkOpt
 			return nil, err
 		}
 	}
-	sh := &shrinker{ctx: ctx, runner: r, exact: exact, opts: opts, file: sc.File, began: time.Now(), tried: map[string]bool{}}
+	sh := &shrinker{ctx: ctx, runner: r, exact: exact, opts: opts, file: sc.File, began: time.Now(), tried: map[string]bool{}, ran: map[string]bool{}}
 	first, rate, err := sh.find(sc)
 	if err != nil {
 		return nil, err
@@ -409,8 +410,10 @@ type shrinker struct {
 	withSeeds bool
 	exhausted bool
 	// tried holds the candidates of the trigger move already tried, so
-	// that a later round does not pay for them again.
+	// that a later round does not pay for them again; ran the canonical
+	// form of every candidate run (with its seed, on an exact Runner).
 	tried map[string]bool
+	ran   map[string]bool
 	// wall and timed are the wall time of the runs timed so far, and how
 	// many: their mean is what the next run is expected to take.
 	wall  time.Duration
@@ -478,27 +481,85 @@ func (sh *shrinker) progress(same, tried int) {
 // Shrink for how each kind of Runner decides). A candidate that is no
 // valid scenario costs nothing. ok is whether it was kept; stop, whether
 // the shrink must stop.
+//
+// No schedule runs twice (at a seed, on an exact Runner): a candidate
+// whose canonical form (canonical) is the current scenario's, or one
+// tried before, is not run again: a move may make what another made (a
+// second removal of faults after a step that changed nothing), and a
+// round with seeds runs each candidate's current seed once.
 func (sh *shrinker) try(cand *scenario.Scenario) (ok, stop bool) {
 	valid, err := parseAs(sh.cur, sh.file, string(cand.Encode("")))
 	if err != nil {
 		return false, sh.spent()
 	}
-	sh.cands++
-	if sh.exact {
-		return sh.tryExact(valid)
+	if sh.ran == nil {
+		sh.ran = map[string]bool{}
 	}
+	key := canonical(valid)
+	if key == canonical(sh.cur) && valid.Seed == sh.cur.Seed {
+		return false, sh.spent()
+	}
+	if sh.exact {
+		return sh.tryExact(valid, key)
+	}
+	if k := seeded(key, valid.Seed); sh.ran[k] {
+		return false, sh.spent()
+	} else {
+		sh.ran[k] = true
+	}
+	sh.cands++
 	return sh.tryStatistical(valid)
 }
 
+// seeded is a canonical form at a seed.
+func seeded(key string, seed int64) string { return fmt.Sprintf("%s\x00seed %d", key, seed) }
+
+// canonical is a scenario's canonical form but for its seed: its file,
+// with its faults in the order of their own tables' text and the nodes
+// each names in order, so that two candidates of the same schedule have
+// one form however a move ordered them.
+func canonical(sc *scenario.Scenario) string {
+	c := *sc
+	c.Seed = 0
+	c.Faults = make([]scenario.Fault, len(sc.Faults))
+	texts := make([]string, len(sc.Faults))
+	for i, f := range sc.Faults {
+		if f.Target.Names != nil {
+			f.Target.Names = slices.Sorted(slices.Values(f.Target.Names))
+		}
+		one := *sc
+		one.Faults = []scenario.Fault{f}
+		c.Faults[i], texts[i] = f, string(one.Encode(""))
+	}
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(texts[a], texts[b]) })
+	faults := make([]scenario.Fault, len(order))
+	for i, j := range order {
+		faults[i] = c.Faults[j]
+	}
+	c.Faults = faults
+	return string(c.Encode(""))
+}
+
 // tryExact runs a candidate at the current seed (and, in a round with
-// seeds, at a few others): one run that fails the same way keeps it.
-func (sh *shrinker) tryExact(valid *scenario.Scenario) (ok, stop bool) {
-	seeds := []int64{sh.cur.Seed}
-	if sh.withSeeds {
-		for i := 1; i <= sh.opts.Seeds; i++ {
-			seeds = append(seeds, sh.cur.Seed+int64(i))
+// seeds, at a few others), at each seed once in the whole shrink: one
+// run that fails the same way keeps it.
+func (sh *shrinker) tryExact(valid *scenario.Scenario, key string) (ok, stop bool) {
+	var seeds []int64
+	for i := 0; i == 0 || (sh.withSeeds && i <= sh.opts.Seeds); i++ {
+		seed := sh.cur.Seed + int64(i)
+		if k := seeded(key, seed); !sh.ran[k] {
+			sh.ran[k] = true
+			seeds = append(seeds, seed)
 		}
 	}
+	if len(seeds) == 0 {
+		return false, sh.spent()
+	}
+	sh.cands++
 	for i, seed := range seeds {
 		if sh.spent() {
 			sh.exhausted = true

@@ -201,7 +201,9 @@ func TestStatisticalTrial(t *testing.T) {
 			first, _ := f.Run(context.Background(), base)
 			sh := &shrinker{ctx: context.Background(), runner: f, opts: ShrinkOptions{Budget: 1 << 30, Grain: 50 * time.Millisecond}, rule: RuleFor(1), file: base.File, sig: twoLeaders, cur: base, out: first, tried: map[string]bool{}}
 			before := f.runs
-			ok, stop := sh.try(copyOf(base))
+			cand := copyOf(base) // a candidate other than the current scenario, which is not run again
+			cand.Duration.D -= time.Millisecond
+			ok, stop := sh.try(cand)
 			if stop {
 				t.Fatal("the trial stopped the shrink")
 			}
@@ -530,4 +532,62 @@ func TestShrinkTieKeepsTheKeptRunsOwn(t *testing.T) {
 	if m.Rate.Runs != 9 || m.Failures[two]+m.Failures[agree] != 6 {
 		t.Errorf("failures %v of %d runs, want 6 with a violation", m.Failures, m.Rate.Runs)
 	}
+}
+
+// recordingRunner runs an exact runner and counts each schedule it ran,
+// by its file and seed.
+type recordingRunner struct {
+	Runner
+	ran map[string]int
+}
+
+func (r *recordingRunner) Run(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
+	r.ran[string(sc.Encode(""))]++
+	return r.Runner.Run(ctx, sc)
+}
+
+// A shrink never runs two candidates that are the same schedule at the
+// same seed: a second removal of faults after a step that changed
+// nothing, a round with seeds at the current seed, a move that makes
+// what another made. It still ends with the one fault the failure needs.
+func TestShrinkRunsNoScheduleTwice(t *testing.T) {
+	sc := parse(t, "seed = 1\n"+fakeScenario+`
+[[faults]]
+kind = "crash"
+target = "n1"
+at = "100ms"
+for = "50ms"
+[[faults]]
+kind = "pause"
+target = "leader"
+at = "230ms"
+for = "100ms"
+[[faults]]
+kind = "partition"
+shape = "isolate"
+target = "n1"
+at = "400ms"
+for = "100ms"
+[[faults]]
+kind = "pause"
+target = "n1"
+at = "600ms"
+for = "100ms"
+`)
+	r := &recordingRunner{Runner: &fakeRunner{}, ran: map[string]int{}}
+	res, err := Shrink(context.Background(), r, sc, ShrinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for text, n := range r.ran {
+		runs += n
+		if n > 1 {
+			t.Errorf("ran %d times:\n%s", n, text)
+		}
+	}
+	if len(res.Scenario.Faults) != 1 || res.Scenario.Faults[0].Kind != "pause" {
+		t.Errorf("shrunk to %d faults, want the pause of the leader alone: %v", len(res.Scenario.Faults), res.Steps)
+	}
+	t.Logf("%d runs, %d schedules, steps %q", runs, len(r.ran), res.Steps)
 }

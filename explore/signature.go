@@ -1,10 +1,12 @@
 package explore
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
@@ -52,11 +54,11 @@ func Signature(res *verdict.Results, h *history.History) string {
 	if res == nil || (res.Outcome == verdict.AsExpected && res.Valid != checks.False) {
 		return ""
 	}
-	if name, ok := firstViolation(res); ok {
+	if name, ok := firstViolation(res, h); ok {
 		c := res.Checks[name]
 		s := name + ": " + Kind(c.Explanation)
 		if h != nil {
-			s += " (" + causeOf(h, name, c) + ")"
+			s += " (" + causeOf(h, name, located(name, c)).words + ")"
 		}
 		return s
 	}
@@ -87,6 +89,70 @@ func Signature(res *verdict.Results, h *history.History) string {
 	return "no violation (one was expected)"
 }
 
+// Cause is one cause of a run's failure: its signature, and the detail
+// that the signature leaves out and a person reading the finding wants
+// (how long after which fault of which nodes it began), "" for none.
+type Cause struct {
+	Signature, Detail string
+}
+
+// Causes are the distinct causes of a run's violations, the first
+// violation's (Signature) first: then each violation of a check of the
+// run's moments (every overlap two-leaders found, not only its first: a
+// start-up overlap does not hide a later one after a fault) whose
+// signature is not among them yet, in the order of the checks; and
+// validity's, when its cause is none of theirs (a wrong leader at the end
+// with nothing to explain it that explains the others). The other checks
+// of what a run came to (agreement, termination, lost-writes…) fail
+// because of what went wrong before and are no cause of their own. Nil
+// for a run with no violation, or no history.
+func Causes(res *verdict.Results, h *history.History) []Cause {
+	first, ok := firstViolation(res, h)
+	if h == nil || !ok {
+		return nil
+	}
+	var out []Cause
+	words := map[string]bool{}
+	add := func(name string, c checks.Result) {
+		cs := causeOf(h, name, located(name, c))
+		sig := name + ": " + Kind(c.Explanation) + " (" + cs.words + ")"
+		if !slices.ContainsFunc(out, func(x Cause) bool { return x.Signature == sig }) {
+			out = append(out, Cause{Signature: sig, Detail: cs.detail})
+			words[cs.words] = true
+		}
+	}
+	add(first, res.Checks[first])
+	for _, name := range res.Order {
+		c := res.Checks[name]
+		if c.Valid != checks.False || outcomeChecks[name] {
+			continue
+		}
+		if len(c.Violations) == 0 {
+			add(name, c)
+		}
+		for _, v := range c.Violations {
+			iv := v.Interval
+			add(name, checks.Result{Name: name, Valid: checks.False, Nodes: v.Nodes, Interval: &iv, Evidence: v.Evidence, Explanation: v.Explanation})
+		}
+	}
+	if c, ok := res.Checks["validity"]; ok && c.Valid == checks.False && first != "validity" && !words[causeOf(h, "validity", located("validity", c)).words] {
+		add("validity", c)
+	}
+	return out
+}
+
+// startUpCause is the cause of a violation before any fault.
+const startUpCause = "(at start-up, before any fault)"
+
+// StartUp reports whether a signature is that of an overlap of leaders
+// at start-up, before any fault: of the nodes' own start, which no
+// schedule drew (their processes started at different moments), a
+// finding apart from those after faults. A wrong leader elected at
+// start-up (validity) is the system's finding.
+func StartUp(sig string) bool {
+	return strings.HasPrefix(sig, "two-leaders: ") && strings.HasSuffix(sig, " "+startUpCause)
+}
+
 // Violated reports whether a signature is a violation's, not that of a
 // run that failed without one (a check unknown, an expected violation
 // missing): shrinking and its measures keep violations only.
@@ -107,24 +173,69 @@ var outcomeChecks = map[string]bool{
 }
 
 // firstViolation is the check of a run's first violation (see
-// Signature); false when no check found one.
-func firstViolation(res *verdict.Results) (string, bool) {
+// Signature); false when no check found one. A wrong leader that validity
+// finds at the end, believed since before any other violation began, is
+// no consequence of one: validity is then a check of that moment, the
+// wrong leader's (wrongSince), and is first when it came first.
+func firstViolation(res *verdict.Results, h *history.History) (string, bool) {
 	best, bestTier, bestAt := "", 2, int64(math.MaxInt64)
 	for _, name := range res.Order {
 		c := res.Checks[name]
 		if c.Valid != checks.False {
 			continue
 		}
-		tier := 0
+		tier, at := 0, violationStart(c)
 		if outcomeChecks[name] {
 			tier = 1
 		}
-		at := violationStart(c)
+		if name == "validity" && h != nil {
+			if since, ok := wrongSince(c); ok && since < firstMoment(res) {
+				tier, at = 0, since
+			}
+		}
 		if tier < bestTier || (tier == bestTier && at < bestAt) {
 			best, bestTier, bestAt = name, tier, at
 		}
 	}
 	return best, best != ""
+}
+
+// firstMoment is when the first violation of a check of the run's
+// moments began (math.MaxInt64 for none).
+func firstMoment(res *verdict.Results) int64 {
+	first := int64(math.MaxInt64)
+	for _, name := range res.Order {
+		if c := res.Checks[name]; c.Valid == checks.False && !outcomeChecks[name] {
+			first = min(first, violationStart(c))
+		}
+	}
+	return first
+}
+
+// wrongSince is when validity's wrong leader became wrong: its evidence
+// is the last report of a node that believes in it (held from then to
+// the end) and what made it wrong (the start of the live node that should
+// lead, the leader's crash), so the latest of them; false when validity
+// gives no evidence.
+func wrongSince(c checks.Result) (int64, bool) {
+	if len(c.Evidence) == 0 {
+		return 0, false
+	}
+	since := int64(0)
+	for _, e := range c.Evidence {
+		since = max(since, e.Time)
+	}
+	return since, true
+}
+
+// located is a check's result with its interval from when its violation
+// began, for its cause: validity's wrong leader from when it became
+// wrong (wrongSince), not the end at which validity judged it.
+func located(name string, c checks.Result) checks.Result {
+	if since, ok := wrongSince(c); ok && name == "validity" && c.Interval != nil {
+		c.Interval = &checks.Interval{From: since, To: c.Interval.To}
+	}
+	return c
 }
 
 // violationStart is when a check's violation began: its interval's start,
@@ -139,6 +250,14 @@ func violationStart(c checks.Result) int64 {
 	return math.MaxInt64
 }
 
+// cause is what the history shows of a violation's cause: its words, in
+// a signature, and its detail, for the person who reads the finding (how
+// long after which fault of which nodes it began), which differs from one
+// run of the same failure to the next.
+type cause struct {
+	words, detail string
+}
+
 // causeOf says what the history shows of a violation's cause, as the
 // explanations name it, and the faults in force when it began: "at
 // start-up, before any fault" when no fault had begun by then; else the
@@ -147,7 +266,12 @@ func violationStart(c checks.Result) int64 {
 // paused: it was paused at some moment of the violation; cut off: a
 // partition in force when it began cut it from others), then the kinds
 // of fault in force that hit one of its nodes, or every node or link
-// ("in force: partition, pause"), or "no fault in force". Kinds, not
+// ("in force: partition, pause"), or, with none in force, the fault of
+// its nodes that ended last, when it ended within the run's recovery
+// bound (the termination bound) before the violation began ("a
+// partition healed just before": the system was still recovering from
+// it; not a crash, whose end is a restart, said as such), or "no fault
+// in force". Kinds, not
 // names or nodes: the same cause hits other nodes at other times from one
 // run to the next; and not a fault of a node the violation is not about
 // (a follower crashed while the leader was cut off), no part of its
@@ -158,7 +282,7 @@ func violationStart(c checks.Result) int64 {
 // last of them was acknowledged (as the check's own windows say: a power
 // failure that loses what was just acknowledged) moves the violation's
 // beginning to that fault's start, the first such.
-func causeOf(h *history.History, check string, c checks.Result) string {
+func causeOf(h *history.History, check string, c checks.Result) cause {
 	from := violationStart(c)
 	to := from
 	if c.Interval != nil {
@@ -179,6 +303,15 @@ func causeOf(h *history.History, check string, c checks.Result) string {
 	open := map[string]fault{}
 	began := false
 	nodes := involved(h, c, from)
+	hits := func(f fault) bool {
+		hit := len(nodes) == 0 || len(f.nodes) == 0 // a violation of no node, a fault of every node or link
+		for _, n := range f.nodes {
+			hit = hit || nodes[n]
+		}
+		return hit
+	}
+	var healed fault // the last fault of the violation's nodes that ended before it began
+	healedAt := int64(-1)
 	down := map[string]bool{}      // a node whose process went down by then
 	again := map[string]bool{}     // a node started again after going down
 	pausedNow := map[string]bool{} // a node paused when the violation began
@@ -195,6 +328,9 @@ func causeOf(h *history.History, check string, c checks.Result) string {
 				id = e.What + " " + strings.Join(e.Nodes, ",")
 			}
 			if e.Phase == history.PhaseEnd {
+				if f, ok := open[id]; ok && hits(f) && f.kind != "crash" {
+					healed, healedAt = f, e.Time
+				}
 				delete(open, id)
 				continue
 			}
@@ -245,11 +381,7 @@ func causeOf(h *history.History, check string, c checks.Result) string {
 	}
 	var kinds []string
 	for _, f := range open {
-		hits := len(nodes) == 0 || len(f.nodes) == 0 // a violation of no node, a fault of every node or link
-		for _, n := range f.nodes {
-			hits = hits || nodes[n]
-		}
-		if hits && !slices.Contains(kinds, f.kind) {
+		if hits(f) && !slices.Contains(kinds, f.kind) {
 			kinds = append(kinds, f.kind)
 		}
 		if f.kind == "partition" {
@@ -262,7 +394,7 @@ func causeOf(h *history.History, check string, c checks.Result) string {
 		}
 	}
 	if !began {
-		return "at start-up, before any fault"
+		return cause{words: "at start-up, before any fault"}
 	}
 	var causes []string
 	for _, x := range []struct {
@@ -273,15 +405,54 @@ func causeOf(h *history.History, check string, c checks.Result) string {
 			causes = append(causes, x.word)
 		}
 	}
+	var out cause
 	faults := "no fault in force"
-	if len(kinds) > 0 {
+	switch {
+	case len(kinds) > 0:
 		slices.Sort(kinds)
 		faults = "in force: " + strings.Join(kinds, ", ")
+	case healedAt >= 0 && from-healedAt <= recoveryBound(h):
+		faults = article(healed.kind) + " " + endedVerb(healed.kind) + " just before"
+		of := ""
+		if len(healed.nodes) > 0 {
+			of = " of " + strings.Join(healed.nodes, ", ")
+		}
+		out.detail = fmt.Sprintf("it began %s after %s%s %s", time.Duration(from-healedAt), article(healed.kind), of, endedVerb(healed.kind))
 	}
-	if len(causes) == 0 {
-		return faults
+	out.words = faults
+	if len(causes) > 0 {
+		out.words = strings.Join(causes, ", ") + "; " + faults
 	}
-	return strings.Join(causes, ", ") + "; " + faults
+	return out
+}
+
+// recoveryBound is how long after a fault ends the system may still be
+// recovering from it: the run's termination bound (every live node
+// believes in a leader within it after the last disruption; a scenario's
+// recovery window unless it gives one), -1 when the history gives none
+// (a hand-made one): then no fault is said to have just ended.
+func recoveryBound(h *history.History) int64 {
+	if h.Meta.Termination > 0 {
+		return h.Meta.Termination
+	}
+	return -1
+}
+
+// endedVerb says that a fault of kind ended: a partition "healed", a
+// pause "ended".
+func endedVerb(kind string) string {
+	if kind == "partition" {
+		return "healed"
+	}
+	return "ended"
+}
+
+// article is a kind of fault with its article: "a partition".
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // faultBegun is the start of the first fault that began in (from, to].
@@ -358,6 +529,9 @@ var (
 	acknowledged = regexp.MustCompile(`, acknowledged\b.*$`)
 	whileFault   = regexp.MustCompile(`,? (?:while|during) a fault\b.*$`)
 	verbs        = strings.NewReplacer(" is ", " are ", " was ", " were ")
+	// oneSubject undoes verbs after a subject that stays one: "n3 is
+	// live" is "a node is live", not "a node are live".
+	oneSubject = regexp.MustCompile(`\b(a node|a fault)\s+(are|were)\b`)
 )
 
 // Kind is the kind of violation an explanation describes, in words: its
@@ -395,6 +569,14 @@ func Kind(explanation string) string {
 	s = numbered.ReplaceAllString(s, "${1}s")
 	s = strings.ReplaceAll(s, "#", "")
 	s = verbs.Replace(" " + s + " ")
+	s = oneSubject.ReplaceAllStringFunc(s, func(m string) string {
+		sub := oneSubject.FindStringSubmatch(m)
+		subject, verb := sub[1], sub[2]
+		if verb == "are" {
+			return subject + " is"
+		}
+		return subject + " was"
+	})
 	s = spaces.ReplaceAllString(s, " ")
 	s = strings.ReplaceAll(s, " ,", ",")
 	s = strings.ReplaceAll(s, ",,", ",")

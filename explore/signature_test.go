@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -33,6 +34,11 @@ func TestKind(t *testing.T) {
 		// acknowledged is the cause's business, not the kind's.
 		{"346 of 2000 acknowledged adds are lost (no final read invoked after its acknowledgement has it), acknowledged from 1.470s to 2.604s by n1, while faults[0]#1 (partition isolate n1); lost: 17, 18; counts", "some of the acknowledged adds are lost"},
 		{"1 of 12 acknowledged writes is lost (no final read …), acknowledged in 2 windows: 1 from 1.1s to 1.2s by n2", "some of the acknowledged writes are lost"},
+		// validity: one node is live, not "a node are live".
+		{"at the end of the run (1.000s) n1, n2 and n3 believe in n2 (id 2), but n3 (id 3) is live; n3, the live node with the highest id, should have been elected",
+			"at the end of the run nodes believe in a node, but a node is live"},
+		{"at the end of the run (1.000s) n1 believes in n3, but n3 is not live (crashed at 0.5s); a live node should have been elected",
+			"at the end of the run a node believes in a node, but a node is not live"},
 	}
 	for _, tt := range tests {
 		if got := Kind(tt.explanation); strings.ContainsAny(got, "#[]") {
@@ -256,5 +262,191 @@ func TestSignatureLostWritesByTheFaultAfterThem(t *testing.T) {
 		if got := Signature(res, h); got != c.want {
 			t.Errorf("lost from %gms to %gms: %q, want %q", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+// bounded is h with a recovery bound (the termination bound a run's meta
+// event gives) of boundMS.
+func bounded(h *history.History, boundMS float64) *history.History {
+	h.Meta.Termination = ms(boundMS)
+	return h
+}
+
+// An overlap of a node restarted under the same id while it was cut off,
+// the partition healed just before, and one of a node restarted with no
+// fault near: two causes, two signatures (a correct bully shows the
+// first, one that forgets its restart the second). A heal long before is
+// no part of the cause; nor is one within the bound in a history that
+// gives none.
+func TestSignatureHealedJustBefore(t *testing.T) {
+	restart := []history.Event{
+		leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+		fault(300, "replace", history.PhaseStart, "faults[0]#1", "n3"),
+		process(300, "n3", history.ProcCrash, 1), process(301, "n3", history.ProcStart, 2),
+		leads(302, "n2", "n2"), leads(302, "n1", "n2"), leads(305, "n3", "n3"), leads(320, "n3", "n2"),
+	}
+	isolated := func(healMS float64) []history.Event {
+		return []history.Event{
+			leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+			fault(100, "partition", history.PhaseStart, "faults[0]#1", "n3"),
+			leads(140, "n3", ""), leads(150, "n2", "n2"), leads(150, "n1", "n2"),
+			fault(200, "replace", history.PhaseStart, "faults[1]#1", "n3"),
+			process(200, "n3", history.ProcCrash, 1), process(201, "n3", history.ProcStart, 2),
+			leads(202, "n3", ""),
+			fault(healMS, "partition", history.PhaseEnd, "faults[0]#1", "n3"),
+			leads(504, "n3", "n3"), leads(520, "n3", "n2"), leads(521, "n2", "n3"), leads(521, "n1", "n3"),
+		}
+	}
+	healedNoRestart := []history.Event{
+		leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+		fault(100, "partition", history.PhaseStart, "faults[0]#1", "n3"),
+		leads(140, "n3", ""), leads(150, "n2", "n2"), leads(150, "n1", "n2"),
+		fault(500, "partition", history.PhaseEnd, "faults[0]#1", "n3"),
+		leads(504, "n3", "n3"), leads(520, "n2", "n3"), leads(520, "n1", "n3"),
+	}
+	const kind = "two-leaders: nodes both believed they were the leader"
+	tests := []struct {
+		name         string
+		h            *history.History
+		want, detail string
+	}{
+		{"restarted, no fault near", bounded(electionHistory(t, 1000, restart...), 300),
+			kind + " (restarted under the same id; no fault in force)", ""},
+		{"restarted while cut off, healed 4ms before", bounded(electionHistory(t, 1000, isolated(500)...), 300),
+			kind + " (restarted under the same id; a partition healed just before)", "it began 4ms after a partition of n3 healed"},
+		{"restarted while cut off, healed 100ms before", bounded(electionHistory(t, 1000, isolated(404)...), 300),
+			kind + " (restarted under the same id; a partition healed just before)", "it began 100ms after a partition of n3 healed"},
+		{"restarted while cut off, healed long before", bounded(electionHistory(t, 1000, isolated(203)...), 300),
+			kind + " (restarted under the same id; no fault in force)", ""},
+		{"cut off, healed 4ms before", bounded(electionHistory(t, 1000, healedNoRestart...), 300),
+			kind + " (a partition healed just before)", "it began 4ms after a partition of n3 healed"},
+		{"a history with no recovery bound", electionHistory(t, 1000, healedNoRestart...),
+			kind + " (no fault in force)", ""},
+		// A crash's end is its node's restart, which the cause names.
+		{"restarted at a crash's end", bounded(electionHistory(t, 1000,
+			leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+			fault(250, "crash", history.PhaseStart, "faults[0]#1", "n3"), process(250, "n3", history.ProcCrash, 1),
+			leads(280, "n2", "n2"), leads(280, "n1", "n2"),
+			fault(300, "crash", history.PhaseEnd, "faults[0]#1", "n3"), process(301, "n3", history.ProcStart, 2),
+			leads(305, "n3", "n3"), leads(320, "n3", "n2")), 300),
+			kind + " (restarted under the same id; no fault in force)", ""},
+	}
+	for _, tt := range tests {
+		res := judged(t, tt.h)
+		if got := Signature(res, tt.h); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+		if cs := Causes(res, tt.h); len(cs) == 0 || cs[0].Detail != tt.detail {
+			t.Errorf("%s: causes %+v, want the first's detail %q", tt.name, cs, tt.detail)
+		}
+	}
+}
+
+// electsHistory is electionHistory on n1..n3 with ids 1..3, the highest
+// elected, checked by two-leaders and validity.
+func electsHistory(t *testing.T, endMS float64, events ...history.Event) *history.History {
+	t.Helper()
+	h := electionHistory(t, endMS, events...)
+	h.Meta.IDs, h.Meta.Elects, h.Meta.Checks = []int{1, 2, 3}, "max", []string{"two-leaders", "validity"}
+	return h
+}
+
+// A node that elects a lower id (n2 while n3 is live) from the start,
+// and an overlap later while a partition cut n3 off: validity's wrong
+// leader came first, so the run is found under a signature that names
+// validity (the wrong leader chosen at start-up), and under the
+// overlap's too, its second cause. A run whose validity fails for the
+// overlap's own cause counts once.
+func TestSignatureValidityFirst(t *testing.T) {
+	lower := electsHistory(t, 1000,
+		leads(5, "n1", "n2"), leads(5, "n2", "n2"), leads(5, "n3", "n2"),
+		fault(400, "partition", history.PhaseStart, "faults[0]#1", "n3"),
+		leads(450, "n3", "n3"),
+		fault(600, "partition", history.PhaseEnd, "faults[0]#1", "n3"),
+		leads(610, "n3", "n2"))
+	res := judged(t, lower)
+	if res.Checks["two-leaders"].Valid != checks.False || res.Checks["validity"].Valid != checks.False {
+		t.Fatalf("the history is not what the test needs: two-leaders %v, validity %v", res.Checks["two-leaders"].Valid, res.Checks["validity"].Valid)
+	}
+	validity := "validity: at the end of the run nodes believe in a node, but a node is live (at start-up, before any fault)"
+	overlap := "two-leaders: nodes both believed they were the leader (cut off; in force: partition)"
+	if got := Signature(res, lower); got != validity {
+		t.Errorf("signature %q, want %q", got, validity)
+	}
+	var sigs []string
+	for _, c := range Causes(res, lower) {
+		sigs = append(sigs, c.Signature)
+	}
+	if want := []string{validity, overlap}; !slices.Equal(sigs, want) {
+		t.Errorf("causes %q, want %q", sigs, want)
+	}
+
+	// In a campaign, the validity signature's first run is the first
+	// that showed it, although its overlap's signature came before.
+	cut := electsHistory(t, 1000,
+		leads(5, "n1", "n3"), leads(5, "n2", "n3"), leads(5, "n3", "n3"),
+		fault(400, "partition", history.PhaseStart, "faults[0]#1", "n3"),
+		leads(450, "n2", "n2"), leads(450, "n1", "n2"),
+		fault(600, "partition", history.PhaseEnd, "faults[0]#1", "n3"),
+		leads(610, "n2", "n3"), leads(610, "n1", "n3"))
+	runner := &cannedRunner{histories: []*history.History{cut, lower, cut}}
+	out, err := Campaign{Scenario: loadFake(t), Runner: runner, Strategy: Random, Seed: 1, Runs: 3}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range out.Tally.Groups() {
+		got = append(got, fmt.Sprintf("%s: first %d, %d runs", g.Signature, g.First.Run, g.Count))
+	}
+	want := []string{overlap + ": first 1, 3 runs", validity + ": first 2, 1 runs"}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A campaign whose only violation is an overlap at start-up, before any
+// fault, reports it apart from findings after faults (a finding of the
+// machine: the nodes' own start, which no schedule drew); and an overlap
+// at start-up does not hide a later one of the same run, after a fault:
+// the run counts under each cause, the later one a finding of the
+// system's.
+func TestCampaignStartUpApart(t *testing.T) {
+	startUp := func(later ...history.Event) *history.History {
+		return electionHistory(t, 2000, append([]history.Event{
+			leads(10, "n1", "n1"), leads(12, "n2", "n2"), leads(12, "n3", "n2"), leads(30, "n1", "n2")}, later...)...)
+	}
+	campaign := func(hs ...*history.History) []*RunGroup {
+		t.Helper()
+		for _, h := range hs {
+			h.Meta.Simulated = true // its faults' times are the history's, not the drawn schedule's
+		}
+		res, err := Campaign{Scenario: loadFake(t), Runner: &cannedRunner{histories: hs}, Strategy: Random, Seed: 1, Runs: len(hs)}.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Tally.Groups()
+	}
+	const atStart = "two-leaders: nodes both believed they were the leader (at start-up, before any fault)"
+	only := campaign(startUp(), startUp())
+	if len(only) != 1 || only[0].Signature != atStart || only[0].Count != 2 || !only[0].FromMachine() {
+		t.Errorf("start-up alone: groups %+v, want the start-up overlap twice, of the machine", only)
+	}
+
+	cut := startUp(
+		fault(1000, "partition", history.PhaseStart, "faults[0]#1", "n2"),
+		leads(1100, "n3", "n3"), leads(1100, "n1", "n3"),
+		fault(1500, "partition", history.PhaseEnd, "faults[0]#1", "n2"),
+		leads(1510, "n2", "n3"))
+	both := campaign(startUp(), cut)
+	var got []string
+	for _, g := range both {
+		got = append(got, fmt.Sprintf("%s: first %d, %d runs, machine %v", g.Signature, g.First.Run, g.Count, g.FromMachine()))
+	}
+	want := []string{
+		atStart + ": first 1, 2 runs, machine true",
+		"two-leaders: nodes both believed they were the leader (cut off; in force: partition): first 2, 1 runs, machine false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

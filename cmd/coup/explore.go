@@ -291,8 +291,9 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 			return
 		}
 		if p.NewKind {
-			g := groupOf(p.Tally, p.Last)
-			line.printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
+			for _, g := range groupsOf(p.Tally, p.Last) {
+				line.printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
+			}
 			line.printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
 			if p.Last.Dir != "" {
 				line.printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
@@ -402,6 +403,8 @@ func newKindWords(g *explore.RunGroup) string {
 		return "could not be carried out"
 	case g.AsExpected:
 		return "showed a violation the scenario expects, a new kind"
+	case g.FromMachine():
+		return "failed a new way, from the machine, not a fault (at start-up, or timers late)"
 	case g.First.Outcome == verdict.Unknown:
 		return "had no verdict, a new way"
 	}
@@ -464,14 +467,19 @@ func shortKind(sig string) string {
 	return name + " (" + cause + ")"
 }
 
-// groupOf is the group a failing run was counted in.
-func groupOf(t *explore.Tally, r explore.RunResult) *explore.RunGroup {
+// groupsOf are the groups a failing run was the first of: one per
+// distinct cause it showed first.
+func groupsOf(t *explore.Tally, r explore.RunResult) []*explore.RunGroup {
+	var out []*explore.RunGroup
 	for _, g := range t.Groups() {
 		if g.First.Run == r.Run {
-			return g
+			out = append(out, g)
 		}
 	}
-	return &explore.RunGroup{Signature: r.Signature, First: r}
+	if len(out) == 0 {
+		out = append(out, &explore.RunGroup{Signature: r.Signature, First: r})
+	}
+	return out
 }
 
 // printCampaign prints a campaign's summary and returns its exit code.
@@ -537,8 +545,11 @@ func alsoLine(g *explore.RunGroup) string {
 	return fmt.Sprintf("other checks that failed too, of its %d runs: %s", g.Count, strings.Join(parts, ", "))
 }
 
-// printGroups prints each kind of failure: how often, where the first is
-// kept, and how to run it again.
+// printGroups prints each kind of failure, in the order of their first
+// runs: how often, where the first is kept, and how to run it again; the
+// findings of the machine (an overlap at start-up, before any fault;
+// runs whose timers all ran late) apart, after those of the system under
+// the schedules' faults.
 func printGroups(t *explore.Tally, rerunOf func(*explore.RunGroup) string) {
 	if line := unfiredLine(t); line != "" {
 		fmt.Println(line)
@@ -548,7 +559,28 @@ func printGroups(t *explore.Tally, rerunOf func(*explore.RunGroup) string) {
 		fmt.Printf("no run failed; %s\n", explore.Findability{Found: 0, Seeds: t.Runs}.In("run"))
 		return
 	}
-	fmt.Printf("failures, by kind (signature):\n")
+	var system, machine []*explore.RunGroup
+	for _, g := range groups {
+		if g.FromMachine() {
+			machine = append(machine, g)
+		} else {
+			system = append(system, g)
+		}
+	}
+	switch {
+	case len(system) > 0:
+		fmt.Printf("failures, by kind (signature):\n")
+		printGroupList(t, system, rerunOf)
+	default:
+		fmt.Printf("no failure after a fault of a schedule; %s\n", explore.Findability{Found: 0, Seeds: t.Runs}.In("run"))
+	}
+	if len(machine) > 0 {
+		fmt.Printf("from the machine, not the schedules' faults (an overlap at start-up, before any fault; timers late past the scenario's bounds):\n")
+		printGroupList(t, machine, rerunOf)
+	}
+}
+
+func printGroupList(t *explore.Tally, groups []*explore.RunGroup, rerunOf func(*explore.RunGroup) string) {
 	for _, g := range groups {
 		what := "not as expected"
 		if g.AsExpected {
@@ -559,7 +591,16 @@ func printGroups(t *explore.Tally, rerunOf func(*explore.RunGroup) string) {
 		if also := alsoLine(g); also != "" {
 			fmt.Printf("    %s\n", also)
 		}
+		if g.Late > 0 {
+			fmt.Printf("    timers ran late past the scenario's bounds in %d of its %d runs\n", g.Late, g.Count)
+		}
 		fmt.Printf("    first at run %d: %s\n", g.First.Run, console.Printable(g.First.Schedule))
+		if g.First.Detail != "" && g.First.Signature == g.Signature {
+			fmt.Printf("    %s\n", console.Printable(g.First.Detail))
+		}
+		if g.First.Machine != "" {
+			fmt.Printf("    %s\n", console.Printable(g.First.Machine))
+		}
 		if g.First.Dir != "" {
 			fmt.Printf("    kept: %s\n", console.Printable(g.First.Dir))
 		}

@@ -91,3 +91,41 @@ func captureStdout(t *testing.T, f func()) string {
 	w.Close()
 	return <-done
 }
+
+// The summary lists kinds in the order of their first runs, and the
+// machine's findings (an overlap at start-up, before any fault; a kind
+// whose every run had late timers) apart, after those of the system; a
+// campaign whose only finding is the machine's says no run failed after
+// a fault.
+func TestCampaignSummaryMachineApart(t *testing.T) {
+	startUp := "two-leaders: nodes both believed they were the leader (at start-up, before any fault)"
+	cut := "two-leaders: nodes both believed they were the leader (cut off; in force: partition)"
+	restart := "two-leaders: nodes both believed they were the leader (restarted under the same id; no fault in force)"
+	late := "timers ran late past the scenario's bounds (faults[0]#1 began 126ms after it was due; the transition time is 3ms): from the machine, maybe"
+
+	only := explore.NewTally()
+	only.Add(explore.RunResult{Run: 1, Outcome: verdict.Unexpected, Valid: "false", Signature: startUp})
+	out := captureStdout(t, func() { printGroups(only, func(*explore.RunGroup) string { return "" }) })
+	machine := strings.Index(out, "from the machine, not the schedules' faults")
+	if !strings.Contains(out, "no failure after a fault of a schedule") || machine < 0 || strings.Index(out, startUp) < machine {
+		t.Errorf("a start-up overlap alone is not said apart:\n%s", out)
+	}
+
+	tally := explore.NewTally()
+	tally.Add(explore.RunResult{Run: 1, Outcome: verdict.Unexpected, Valid: "false", Signature: startUp, Causes: []string{cut}})
+	tally.Add(explore.RunResult{Run: 2, Outcome: verdict.Unexpected, Valid: "false", Signature: restart, Machine: late})
+	for i := 3; i <= 5; i++ {
+		tally.Add(explore.RunResult{Run: i, Outcome: verdict.Unexpected, Valid: "false", Signature: cut})
+	}
+	out = captureStdout(t, func() { printGroups(tally, func(*explore.RunGroup) string { return "" }) })
+	machine = strings.Index(out, "from the machine")
+	at := func(s string) int { return strings.Index(out, "  "+s+" (") }
+	if !(at(cut) >= 0 && at(cut) < machine && machine < at(startUp) && machine < at(restart) && at(startUp) < at(restart)) {
+		t.Errorf("want the cut-off overlap (first at run 1, 4 runs) among the system's, then the machine's, start-up before the late run:\n%s", out)
+	}
+	for _, want := range []string{"4 of 5 runs", late, "timers ran late past the scenario's bounds in 1 of its 1 runs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, out)
+		}
+	}
+}
