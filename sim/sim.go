@@ -204,7 +204,7 @@ func New(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("%w: unknown strategy %q", ErrBadConfig, st.Name)
 	}
 	s.nem = nemesis.New(ncfg)
-	lcfg := lifecycle.Config{Nemesis: s.nem, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery}
+	lcfg := lifecycle.Config{Nemesis: s.nem, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery, OneGoroutine: true}
 	if s.bias != nil {
 		lcfg.Hold = s.bias
 	}
