@@ -391,6 +391,10 @@ func (n *Nemesis) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	return n.net.DecideInto(buf, m, now)
 }
 
+// Port is l's state in the net, for a carrier to hand back with each
+// message on l (Msg.Port, Net.Port).
+func (n *Nemesis) Port(l Link) *Port { return n.net.Port(l) }
+
 // Cut reports whether l is cut by a partition, and how (see Net.Cut).
 func (n *Nemesis) Cut(l Link) (cut, refuse bool) { return n.net.Cut(l) }
 

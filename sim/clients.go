@@ -43,7 +43,7 @@ func (c *clients) Invoke(op workloads.Op) {
 	c.nextID++
 	id := c.nextID
 	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
-	s.cnt.ops[history.OpInvoke]++
+	s.cnt.ops.add(history.OpInvoke, 1)
 	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
 	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
 	if n := s.byName[op.Node]; n != nil {
@@ -76,7 +76,7 @@ func (c *clients) complete(id int, typ, value string, body []byte) {
 	delete(c.pending, id)
 	s := c.s
 	s.record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
-	s.cnt.ops[typ]++
+	s.cnt.ops.add(typ, 1)
 	if !c.stopped {
 		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: s.now})
 	}

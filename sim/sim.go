@@ -118,8 +118,9 @@ type Sim struct {
 	cl     *clients
 	cnt    counters
 	msgID  int64
-	copies []nemesis.Copy // the fates' buffer, reused
-	gen    uint64         // timer generations
+	copies []nemesis.Copy  // the fates' buffer, reused
+	ports  []*nemesis.Port // each link's state in the network, by from×n+to
+	gen    uint64          // timer generations
 
 	// The strategy's state: nil under Random.
 	pct  *pct
@@ -173,7 +174,6 @@ func New(cfg Config) (*Sim, error) {
 		byName: make(map[string]*node, len(cfg.Nodes)),
 		ids:    make(map[string]int, len(cfg.Nodes)),
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), restartStream)),
-		cnt:    newCounters(),
 	}
 	for i, name := range cfg.Nodes {
 		if s.byName[name] != nil {
@@ -287,7 +287,7 @@ func (s *Sim) shutdown() {
 	})
 	s.q.reset()
 	if left > 0 {
-		s.cnt.other[history.CountInFlight] += int64(left)
+		s.cnt.other.add(history.CountInFlight, int64(left))
 	}
 }
 

@@ -336,9 +336,9 @@ func (s *Sim) PowerFail(names []string, mode nemesis.PowerFail, fault string) er
 		v, _ := json.Marshal(loss)
 		s.record(history.Event{Kind: history.KindDisk, Node: n.name, Name: fault, What: history.DiskLost, Detail: detail, Value: string(v)})
 		for _, f := range loss.Files {
-			s.cnt.other[history.CountDiskLostBytes] += f.Lost
+			s.cnt.other.add(history.CountDiskLostBytes, f.Lost)
 			if f.Lost > 0 {
-				s.cnt.other[history.CountDiskLostFiles]++
+				s.cnt.other.add(history.CountDiskLostFiles, 1)
 			}
 		}
 	}
@@ -363,7 +363,7 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 		}
 		v, _ := json.Marshal(c)
 		s.record(history.Event{Kind: history.KindDisk, Node: name, Name: df.Fault, What: history.DiskCorrupted, Detail: detail, Value: string(v)})
-		s.cnt.other[history.CountDiskFlips] += int64(len(c.Flips))
+		s.cnt.other.add(history.CountDiskFlips, int64(len(c.Flips)))
 	case nemesis.DiskFull:
 		d.full = start
 	case nemesis.DiskEIO:
