@@ -38,8 +38,8 @@ const (
 // there is one (see Recycle).
 func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
 	r := &recorder{clock: clock}
-	if b, ok := recycled.Get().(*[]history.Event); ok && cap(*b) >= hint {
-		r.cur = (*b)[:0]
+	if b := reuse(hint); b != nil {
+		r.cur = b
 	} else {
 		r.cur = make([]history.Event, 0, max(firstChunk, hint))
 	}
@@ -116,7 +116,38 @@ func (r *recorder) events() []history.Event {
 // recycled holds event slices that finished runs handed back, for new
 // runs to record into: a sweep then allocates its histories once per
 // worker rather than once per seed, and the collector has little to do.
-var recycled sync.Pool
+// They are kept by size, class k holding arrays of firstChunk<<k events
+// or more (the last class, any larger), so that a run expecting many
+// events does not take a short run's array and grow it in chunks, and a
+// short run does not hold a long run's.
+var recycled [16]sync.Pool
+
+// sizeClass is the class of an array of n events: the largest k with
+// firstChunk<<k <= n.
+func sizeClass(n int) int {
+	k := 0
+	for k < len(recycled)-1 && firstChunk<<(k+1) <= n {
+		k++
+	}
+	return k
+}
+
+// reuse returns a recycled array, emptied, for at least hint events
+// (nil when there is none). An array of hint's own class may be too
+// short; it goes back for a shorter run.
+func reuse(hint int) []history.Event {
+	for k := sizeClass(hint); k < len(recycled); k++ {
+		b, ok := recycled[k].Get().(*[]history.Event)
+		if !ok {
+			continue
+		}
+		if cap(*b) >= hint {
+			return (*b)[:0]
+		}
+		recycled[k].Put(b)
+	}
+	return nil
+}
 
 // Recycle hands back the events of an outcome that is no longer needed, so
 // that a later run records into their array instead of allocating one.
@@ -128,7 +159,7 @@ func Recycle(out *Outcome) {
 	}
 	evs := out.array[:0]
 	out.History, out.array = nil, nil
-	recycled.Put(&evs)
+	recycled[sizeClass(cap(evs))].Put(&evs)
 }
 
 // array is the array the events are kept in, with its full capacity, for

@@ -174,6 +174,7 @@ func New(cfg Config) (*Sim, error) {
 		byName: make(map[string]*node, len(cfg.Nodes)),
 		ids:    make(map[string]int, len(cfg.Nodes)),
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), restartStream)),
+		q:      newQueue(),
 	}
 	for i, name := range cfg.Nodes {
 		if s.byName[name] != nil {
