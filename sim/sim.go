@@ -347,12 +347,10 @@ func (s *Sim) record(e history.Event) *history.Event {
 }
 
 // recordMsg records a message's event (send, duplicate, deliver, drop),
-// filled in where it is kept. The nemesis observes no message event
-// (nemesis.Relevant), so the lifecycle is not shown it.
+// written where it is kept (recorder.msg). The nemesis observes no
+// message event (nemesis.Relevant), so the lifecycle is not shown it.
 func (s *Sim) recordMsg(what string, id int64, src, dest, mtype, reason string) {
-	e := s.rec.slot()
-	e.Kind, e.What, e.Msg, e.Src, e.Dest, e.MType, e.Reason = history.KindMsg, what, id, src, dest, mtype, reason
-	s.rec.filled(e)
+	s.rec.msg(what, id, src, dest, mtype, reason)
 }
 
 func (s *Sim) push(it item) {
