@@ -138,8 +138,11 @@ type Run struct {
 
 // New returns the lifecycle of a run that d carries.
 func New(d Driver, cfg Config) *Run {
-	direct := cfg.OneGoroutine && cfg.Hold == nil && !cfg.Nemesis.Triggered()
-	return &Run{cfg: cfg, d: d, watching: true, direct: direct, wake: make(chan struct{}, 1)}
+	r := &Run{cfg: cfg, d: d, watching: true, direct: cfg.OneGoroutine && cfg.Hold == nil && !cfg.Nemesis.Triggered()}
+	if !cfg.OneGoroutine {
+		r.wake = make(chan struct{}, 1) // a driver on one goroutine never waits on it
+	}
+	return r
 }
 
 // Watch hands the run an event the driver recorded: the nemesis observes

@@ -20,7 +20,7 @@ type clients struct {
 	w       workloads.Workload
 	timeout time.Duration
 	nextID  int
-	pending map[int]*pendingOp
+	pending map[int]pendingOp // by value: an operation costs no allocation of its own
 	stopped bool
 }
 
@@ -34,7 +34,9 @@ var _ workloads.Clients = (*clients)(nil)
 
 // After calls fn at d after the run's zero (now, if that has passed).
 func (c *clients) After(d time.Duration, fn func()) {
-	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: &extra{fn: fn}})
+	x := c.s.extra()
+	x.fn = fn
+	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: x})
 }
 
 // Invoke records an invocation and sends the request.
@@ -44,14 +46,16 @@ func (c *clients) Invoke(op workloads.Op) {
 	id := c.nextID
 	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
 	s.cnt.ops.add(history.OpInvoke, 1)
-	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
+	c.pending[id] = pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
 	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
 	if n := s.byName[op.Node]; n != nil {
 		req := nodes.Request{Client: op.Process, ID: id, Op: op.F, Value: op.Value, Body: workloads.RequestBody(op, id)}
 		if op.Fields != nil {
 			req.Value = "" // the request carries no value of its own
 		}
-		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: req}})
+		x := s.extra()
+		x.req = req
+		s.push(item{at: s.now, kind: kRequest, to: n.index, x: x})
 	}
 }
 

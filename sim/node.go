@@ -62,13 +62,17 @@ func nodeSeed(seed int64, name string) uint64 {
 // start starts a new incarnation: a fresh machine under the same id.
 func (n *node) start() {
 	s := n.s
-	m, err := s.cfg.Spec.New(nodes.NewParams(s.cfg.Params))
+	m, err := s.cfg.Spec.New(s.params)
 	if err != nil { // New checked the parameters once already
 		panic(fmt.Sprintf("sim: %s: %v", n.name, err))
 	}
 	n.inc++
 	n.m = m
-	n.env = &env{n: n, inc: n.inc, rng: rand.New(rand.NewPCG(uint64(s.cfg.Seed), n.rng))}
+	// The incarnation's random source lives in its env: one allocation,
+	// not three.
+	e := &env{n: n, inc: n.inc, pcg: *rand.NewPCG(uint64(s.cfg.Seed), n.rng)}
+	e.rng = *rand.New(&e.pcg)
+	n.env = e
 	n.state, n.paused = up, false
 	n.rate = 1
 	if n.setRate > 0 {
@@ -148,10 +152,12 @@ func (s *Sim) handle(it *item) {
 		switch {
 		case n.state != up:
 			// A request to a node that is down is lost; the client times out.
+			s.done(it)
 		case n.paused:
 			n.hold(it)
 		default:
 			n.input(it)
+			s.done(it)
 		}
 	case kStart:
 		n := s.nodes[it.to]
@@ -160,6 +166,7 @@ func (s *Sim) handle(it *item) {
 		if !s.cl.stopped {
 			it.x.fn()
 		}
+		s.done(it)
 	case kOpTimeout:
 		s.cl.complete(int(it.id), history.OpInfo, "timed out", nil)
 	}
@@ -232,7 +239,8 @@ func (n *node) resume() {
 type env struct {
 	n      *node
 	inc    int32
-	rng    *rand.Rand
+	pcg    rand.PCG
+	rng    rand.Rand // drawing from pcg
 	timers timers
 }
 
@@ -281,7 +289,7 @@ func (e *env) live() bool { return e.n.inc == e.inc && e.n.state == up }
 func (e *env) Self() string               { return e.n.name }
 func (e *env) Nodes() []string            { return e.n.s.cfg.Nodes }
 func (e *env) ElectionID(node string) int { return e.n.s.ids[node] }
-func (e *env) Rand() *rand.Rand           { return e.rng }
+func (e *env) Rand() *rand.Rand           { return &e.rng }
 
 func (e *env) Logf(format string, args ...any) {
 	if e.n.s.cfg.Log != nil {

@@ -106,6 +106,7 @@ var ErrBadConfig = errors.New("bad simulator configuration")
 // Sims share nothing and may run in parallel.
 type Sim struct {
 	cfg    Config
+	params *nodes.Params // the machines' parameters, read by each New
 	now    time.Duration
 	seq    uint64
 	q      queue
@@ -119,6 +120,7 @@ type Sim struct {
 	cnt    counters
 	msgID  int64
 	copies []nemesis.Copy  // the fates' buffer, reused
+	extras []*extra        // the extras of items done with, for new items (queue.go)
 	ports  []*nemesis.Port // each link's state in the network, by from×n+to
 	gen    uint64          // timer generations
 
@@ -169,18 +171,25 @@ func New(cfg Config) (*Sim, error) {
 	if _, err := cfg.Spec.New(nodes.NewParams(cfg.Params)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
+	// Every incarnation's machine reads the parameters checked here: one
+	// table for the run, not one each.
+	params := nodes.NewParams(cfg.Params)
 	s := &Sim{
 		cfg:    cfg,
+		params: params,
 		byName: make(map[string]*node, len(cfg.Nodes)),
 		ids:    make(map[string]int, len(cfg.Nodes)),
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), restartStream)),
 		q:      newQueue(),
 	}
+	slab := make([]node, len(cfg.Nodes)) // the nodes in one allocation
+	s.nodes = make([]*node, 0, len(cfg.Nodes))
 	for i, name := range cfg.Nodes {
 		if s.byName[name] != nil {
 			return nil, fmt.Errorf("%w: node %q twice", ErrBadConfig, name)
 		}
-		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name), disk: newDisk(cfg.Seed, name)}
+		n := &slab[i]
+		*n = node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name)}
 		s.nodes = append(s.nodes, n)
 		s.byName[name] = n
 		if len(cfg.IDs) > 0 {
@@ -210,7 +219,7 @@ func New(cfg Config) (*Sim, error) {
 		lcfg.Hold = s.bias
 	}
 	s.life = lifecycle.New(driver{s}, lcfg)
-	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]*pendingOp{}}
+	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]pendingOp{}}
 	return s, nil
 }
 

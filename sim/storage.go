@@ -324,7 +324,7 @@ func (s *Sim) PowerFail(names []string, mode nemesis.PowerFail, fault string) er
 		}
 	}
 	for _, n := range ns {
-		loss := n.disk.powerFail(mode)
+		loss := n.storage().powerFail(mode)
 		var parts []string
 		for _, f := range loss.Files {
 			parts = append(parts, fmt.Sprintf("%s: %d of %d unsynced bytes lost, synced to offset %d", f.Path, f.Lost, f.Unsynced, f.Synced))
@@ -353,7 +353,7 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 	if err != nil {
 		return err
 	}
-	d := n.disk
+	d := n.storage()
 	switch df.Mode {
 	case nemesis.DiskCorrupt:
 		c, lines := d.corrupt(df)
@@ -378,4 +378,13 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 }
 
 // Storage is the node's disk (the env's, for coup.StorageOf).
-func (e *env) Storage() Storage { return e.n.disk }
+func (e *env) Storage() Storage { return e.n.storage() }
+
+// storage is the node's disk, made when first used: most runs use none.
+// Its random source is the node's own, whenever it is made.
+func (n *node) storage() *disk {
+	if n.disk == nil {
+		n.disk = newDisk(n.s.cfg.Seed, n.name)
+	}
+	return n.disk
+}
