@@ -118,7 +118,9 @@ func (s *Sim) handOver(n *node, it *item) {
 		return
 	}
 	m := it.msg
-	s.capture(input{kind: inReceive, node: n.index, from: from, msg: m})
+	if s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		s.capture(input{kind: inReceive, node: n.index, from: from, msg: m})
+	}
 	n.call(func() { n.m.Receive(from, m) })
 }
 
@@ -142,7 +144,9 @@ func (n *node) receiveBytes(from string, it *item) {
 		n.reject("undecodable", env.ID)
 		return
 	}
-	n.s.capture(input{kind: inReceive, node: n.index, from: env.Src, msg: m})
+	if n.s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		n.s.capture(input{kind: inReceive, node: n.index, from: env.Src, msg: m})
+	}
 	n.call(func() { n.m.Receive(env.Src, m) })
 }
 

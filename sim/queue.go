@@ -133,6 +133,17 @@ func (q *queue) push(it item) {
 
 // pop removes the earliest item and returns it.
 func (q *queue) pop() item {
+	slot := q.take()
+	q.release(slot)
+	return q.slab[slot]
+}
+
+// take removes the earliest item from the heap and returns its slot,
+// which stays the item's, not reused by a push, until released: the
+// simulator runs an item where it lies (88 bytes not copied out, with
+// the collector's barriers on its pointers) while the item's handling
+// pushes new ones.
+func (q *queue) take() int32 {
 	h := q.keys
 	top := h[0]
 	last := len(h) - 1
@@ -157,9 +168,16 @@ func (q *queue) pop() item {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	q.free = append(q.free, top.slot)
-	return q.slab[top.slot]
+	return top.slot
 }
+
+// at is the item in a slot that take returned. A push may grow the slab
+// meanwhile: the pointer is then to the old array's copy, which only its
+// holder reads.
+func (q *queue) at(slot int32) *item { return &q.slab[slot] }
+
+// release frees a slot take returned, for a later push.
+func (q *queue) release(slot int32) { q.free = append(q.free, slot) }
 
 // each calls fn with every queued item, in no order.
 func (q *queue) each(fn func(*item)) {

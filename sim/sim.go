@@ -193,10 +193,11 @@ func New(cfg Config) (*Sim, error) {
 		s.nodes = append(s.nodes, n)
 		s.byName[name] = n
 		if len(cfg.IDs) > 0 {
-			s.ids[name] = cfg.IDs[i]
+			n.id = cfg.IDs[i]
 		} else {
-			s.ids[name] = process.DefaultID(name)
+			n.id = process.DefaultID(name)
 		}
+		s.ids[name] = n.id
 	}
 	s.rec = newRecorder(cfg.History, func() int64 { return int64(s.now) }, cfg.EventsHint)
 	ncfg := nemesis.Config{
@@ -250,9 +251,11 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
 
 // step runs the earliest queued item.
 func (s *Sim) step() {
-	it := s.q.pop()
+	slot := s.q.take()
+	it := s.q.at(slot)
 	s.now = it.at
-	s.handle(&it)
+	s.handle(it)
+	s.q.release(slot)
 }
 
 // Finish ends a run as every driver does (lifecycle.Run.Finish): the
