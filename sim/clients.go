@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nodes"
@@ -68,6 +69,22 @@ func (c *clients) answer(id int, head wire.ReplyHead, body []byte) {
 	}
 	typ, value := workloads.Outcome(head, body, op.result, op.absent)
 	c.complete(id, typ, value, body)
+}
+
+// answerString completes an operation with a node's answer of one string
+// value (Env.Reply): when the workload reads answers the default way, the
+// value is the one it would parse back out of body (a string that is
+// valid UTF-8 comes through JSON whole), taken without parsing body twice.
+func (c *clients) answerString(id int, head wire.ReplyHead, body []byte, value string) {
+	op, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	if op.result != nil || !utf8.ValidString(value) {
+		c.answer(id, head, body)
+		return
+	}
+	c.complete(id, history.OpOK, value, body)
 }
 
 // complete records the end of an operation, once; body is the answer's,

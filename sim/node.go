@@ -347,7 +347,7 @@ func (e *env) Report(r nodes.Report) {
 func (e *env) Reply(r nodes.Request, value string) {
 	if e.live() {
 		body, _ := json.Marshal(wire.ReplyBody{Type: r.Op + "_ok", InReplyTo: r.ID, Value: value}) // always marshals
-		e.n.s.cl.answer(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body)
+		e.n.s.cl.answerString(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body, value)
 	}
 }
 
