@@ -13,8 +13,10 @@ type msgStore struct {
 	strs   []string          // interned strings; 0 is ""
 	ids    map[string]uint32 // string → its number in strs
 	extra  map[int]msgExtra  // by position
-	// recent caches ids by string address (see intern).
-	recent [64]recentStr
+	// recent caches ids by string address (see intern), made with the
+	// first string interned: a history that keeps no message apart (the
+	// simulator's) does not carry it.
+	recent *[64]recentStr
 }
 
 type msgRec struct {
@@ -86,6 +88,9 @@ func (s *msgStore) intern(v string) (uint32, bool) {
 	// The strings of a message event are mostly the very strings (the
 	// same bytes) of the last events: a reader interns them, a recorder
 	// is handed the router's. A small cache by address saves hashing.
+	if s.recent == nil {
+		s.recent = new([64]recentStr)
+	}
 	p := unsafe.StringData(v)
 	slot := &s.recent[(uintptr(unsafe.Pointer(p))>>3)%uintptr(len(s.recent))]
 	if slot.p == p && slot.n == len(v) {

@@ -88,6 +88,12 @@ type Config struct {
 	Duration, Recovery time.Duration
 	// Hold, when set, keeps planned faults back (nil: none is held).
 	Hold Hold
+	// OneGoroutine says the driver records every event on the goroutine
+	// that runs the lifecycle, between its steps (the simulator). In a run
+	// with no trigger and no Hold, the nemesis then sees each event as it
+	// is recorded, and no event is queued: nothing observed can start a
+	// fault, so the step an event would wake could do nothing.
+	OneGoroutine bool
 }
 
 // ErrNodeStart marks a run whose nodes did not all start or answer
@@ -116,7 +122,10 @@ type Run struct {
 	// made rather than one grown from nothing each step.
 	spare    []history.Event
 	watching bool
-	wake     chan struct{}
+	// direct is set when the nemesis sees each event in Watch, on the
+	// driver's goroutine, instead of at the next step (Config.OneGoroutine).
+	direct bool
+	wake   chan struct{}
 	// pending is len(seen) > 0, set and cleared under mu: the simulator
 	// asks after every item it runs, so it costs a load, not a lock.
 	pending atomic.Bool
@@ -129,7 +138,11 @@ type Run struct {
 
 // New returns the lifecycle of a run that d carries.
 func New(d Driver, cfg Config) *Run {
-	return &Run{cfg: cfg, d: d, watching: true, wake: make(chan struct{}, 1)}
+	r := &Run{cfg: cfg, d: d, watching: true, direct: cfg.OneGoroutine && cfg.Hold == nil && !cfg.Nemesis.Triggered()}
+	if !cfg.OneGoroutine {
+		r.wake = make(chan struct{}, 1) // a driver on one goroutine never waits on it
+	}
+	return r
 }
 
 // Watch hands the run an event the driver recorded: the nemesis observes
@@ -138,6 +151,14 @@ func New(d Driver, cfg Config) *Run {
 // recorder's lock: it only queues the event and signals Woken.
 func (r *Run) Watch(e *history.Event) {
 	if !nemesis.Relevant(e) {
+		return
+	}
+	if r.direct {
+		// The view alone learns of it, at once: no copy, no lock, no
+		// step woken (a step would observe it and find nothing due).
+		if r.watching {
+			r.cfg.Nemesis.See(e)
+		}
 		return
 	}
 	r.mu.Lock()

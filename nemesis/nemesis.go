@@ -303,6 +303,23 @@ func (n *Nemesis) Observe(e history.Event) []Action {
 	return out
 }
 
+// Triggered reports whether any fault is armed on a trigger: only then
+// may an observed event start a fault, rather than update the view that
+// targets are resolved in.
+func (n *Nemesis) Triggered() bool {
+	for _, fs := range n.faults {
+		if fs.f.When != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// See tells the nemesis of a history event as Observe does, for a run
+// with no trigger (Triggered is false): the view that resolves targets
+// learns of it, and nothing can fire.
+func (n *Nemesis) See(e *history.Event) { n.view.observe(e) }
+
 // Unfired are the faults armed on a trigger that no event has fired, in
 // the scenario's order, each as people read it: "faults[2] (pause on
 // report leader, armed at 1s)". A fault whose trigger fired is not one,
@@ -373,6 +390,10 @@ func (n *Nemesis) Decide(m Msg, now time.Duration) Fate { return n.net.Decide(m,
 func (n *Nemesis) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	return n.net.DecideInto(buf, m, now)
 }
+
+// Port is l's state in the net, for a carrier to hand back with each
+// message on l (Msg.Port, Net.Port).
+func (n *Nemesis) Port(l Link) *Port { return n.net.Port(l) }
 
 // Cut reports whether l is cut by a partition, and how (see Net.Cut).
 func (n *Nemesis) Cut(l Link) (cut, refuse bool) { return n.net.Cut(l) }

@@ -16,7 +16,14 @@ type Msg struct {
 	Link
 	Type string
 	Body []byte
+	// Port, when set, is the link's state as Net.Port returned it: a
+	// carrier that numbers its links looks each up once, and a fate then
+	// costs no lookup by the nodes' names (a map keyed by two strings).
+	Port *Port
 }
+
+// Port is one link's state in the net: the latest delivery due on it.
+type Port struct{ last time.Duration }
 
 // Why a message was dropped by the net.
 const (
@@ -111,9 +118,10 @@ type Net struct {
 	Spread func(l Link) float64
 
 	rng *rand.Rand
-	// last is the latest delivery time per link, in a cell of its own, so
-	// that a copy looks its link up once for reading and noting it.
-	last map[Link]*time.Duration
+	// last is each link's state, in a cell of its own, so that a copy
+	// looks its link up once for reading and noting it (or never, when
+	// the carrier hands it over: Msg.Port).
+	last map[Link]*Port
 	// floor is the latest delivery time of the copies decided by the
 	// plain path (see DecideInto), which notes no link: every link counts
 	// as having a delivery due then.
@@ -124,7 +132,7 @@ type Net struct {
 
 // NewNet returns a network drawing its random choices from rng.
 func NewNet(latency, jitter time.Duration, fifo bool, rng *rand.Rand) *Net {
-	return &Net{Latency: latency, Jitter: jitter, FIFO: fifo, rng: rng, last: map[Link]*time.Duration{}}
+	return &Net{Latency: latency, Jitter: jitter, FIFO: fifo, rng: rng, last: map[Link]*Port{}}
 }
 
 func (n *Net) add(r *rule) { n.rules = append(n.rules, r) }
@@ -161,7 +169,7 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	l := m.Link
 	if t := n.timely(l); t != nil {
 		d := min(n.base(l), t.delta)
-		cell := n.cell(l)
+		cell := n.port(m)
 		if n.FIFO {
 			if at, last := now+d, n.lastOn(cell); at < last && last-now <= t.delta {
 				d = last - now
@@ -193,7 +201,7 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 		reorder = reorder || (r.kind == Delay && r.links.covers(l))
 	}
 	f := Fate{Copies: slices.Grow(buf[:0], copies)[:copies]}
-	cell := n.cell(l)
+	cell := n.port(m)
 	for i := range f.Copies {
 		d := n.base(l)
 		for _, r := range n.rules {
@@ -262,20 +270,29 @@ func (n *Net) base(l Link) time.Duration {
 	return d
 }
 
-// cell is l's latest delivery time, made (zero, none yet) if l has none.
-func (n *Net) cell(l Link) *time.Duration {
+// Port is l's state, made (no delivery due yet) if l has none. A carrier
+// may keep it and hand it back with each message on l (Msg.Port).
+func (n *Net) Port(l Link) *Port {
 	c := n.last[l]
 	if c == nil {
-		c = new(time.Duration)
+		c = new(Port)
 		n.last[l] = c
 	}
 	return c
 }
 
-// note notes a delivery due at on the link whose cell c is.
-func (n *Net) note(c *time.Duration, at time.Duration) {
-	if at > *c {
-		*c = at
+// port is m's link's state: the one m carries, or the one looked up.
+func (n *Net) port(m Msg) *Port {
+	if m.Port != nil {
+		return m.Port
+	}
+	return n.Port(m.Link)
+}
+
+// note notes a delivery due at on the link whose state c is.
+func (n *Net) note(c *Port, at time.Duration) {
+	if at > c.last {
+		c.last = at
 	}
 	n.max = max(n.max, at)
 }
@@ -283,9 +300,9 @@ func (n *Net) note(c *time.Duration, at time.Duration) {
 // latest is the latest delivery time noted on any link.
 func (n *Net) latest() time.Duration { return n.max }
 
-// lastOn is the latest delivery time due on the link whose cell c is: its
-// own, or the plain path's, which counts for every link.
-func (n *Net) lastOn(c *time.Duration) time.Duration { return max(*c, n.floor) }
+// lastOn is the latest delivery time due on the link whose state c is:
+// its own, or the plain path's, which counts for every link.
+func (n *Net) lastOn(c *Port) time.Duration { return max(c.last, n.floor) }
 
 // alter applies jokers and, unless the link is timely, corruptions.
 func (n *Net) alter(c *Copy, m Msg, timely bool) {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nodes"
@@ -20,7 +21,7 @@ type clients struct {
 	w       workloads.Workload
 	timeout time.Duration
 	nextID  int
-	pending map[int]*pendingOp
+	pending map[int]pendingOp // by value: an operation costs no allocation of its own
 	stopped bool
 }
 
@@ -34,7 +35,9 @@ var _ workloads.Clients = (*clients)(nil)
 
 // After calls fn at d after the run's zero (now, if that has passed).
 func (c *clients) After(d time.Duration, fn func()) {
-	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: &extra{fn: fn}})
+	x := c.s.extra()
+	x.fn = fn
+	c.s.push(item{at: max(d, c.s.now), kind: kAfter, x: x})
 }
 
 // Invoke records an invocation and sends the request.
@@ -43,15 +46,17 @@ func (c *clients) Invoke(op workloads.Op) {
 	c.nextID++
 	id := c.nextID
 	s.record(history.Event{Kind: history.KindOp, Process: op.Process, Type: history.OpInvoke, F: op.F, Node: op.Node, Value: op.Value})
-	s.cnt.ops[history.OpInvoke]++
-	c.pending[id] = &pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
+	s.cnt.ops.add(history.OpInvoke, 1)
+	c.pending[id] = pendingOp{process: op.Process, node: op.Node, f: op.F, result: op.Result, absent: op.Absent}
 	s.push(item{at: s.now + c.timeout, kind: kOpTimeout, id: int64(id)})
 	if n := s.byName[op.Node]; n != nil {
 		req := nodes.Request{Client: op.Process, ID: id, Op: op.F, Value: op.Value, Body: workloads.RequestBody(op, id)}
 		if op.Fields != nil {
 			req.Value = "" // the request carries no value of its own
 		}
-		s.push(item{at: s.now, kind: kRequest, to: n.index, x: &extra{req: req}})
+		x := s.extra()
+		x.req = req
+		s.push(item{at: s.now, kind: kRequest, to: n.index, x: x})
 	}
 }
 
@@ -66,6 +71,22 @@ func (c *clients) answer(id int, head wire.ReplyHead, body []byte) {
 	c.complete(id, typ, value, body)
 }
 
+// answerString completes an operation with a node's answer of one string
+// value (Env.Reply): when the workload reads answers the default way, the
+// value is the one it would parse back out of body (a string that is
+// valid UTF-8 comes through JSON whole), taken without parsing body twice.
+func (c *clients) answerString(id int, head wire.ReplyHead, body []byte, value string) {
+	op, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	if op.result != nil || !utf8.ValidString(value) {
+		c.answer(id, head, body)
+		return
+	}
+	c.complete(id, history.OpOK, value, body)
+}
+
 // complete records the end of an operation, once; body is the answer's,
 // nil when there was none.
 func (c *clients) complete(id int, typ, value string, body []byte) {
@@ -76,7 +97,7 @@ func (c *clients) complete(id int, typ, value string, body []byte) {
 	delete(c.pending, id)
 	s := c.s
 	s.record(history.Event{Kind: history.KindOp, Process: op.process, Type: typ, F: op.f, Node: op.node, Value: value})
-	s.cnt.ops[typ]++
+	s.cnt.ops.add(typ, 1)
 	if !c.stopped {
 		c.w.Complete(c, workloads.Completion{Process: op.process, Node: op.node, F: op.f, Type: typ, Value: value, Body: body, At: s.now})
 	}

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nemesis"
@@ -15,16 +16,19 @@ import (
 // message travels as a Go value; its bytes are made only when the nemesis
 // may alter them (or with RoundTrip).
 func (s *Sim) send(from *node, to string, m nodes.Msg) {
-	dest := s.byName[to]
+	// The receiver by name: a scan of a few nodes, not a map's hash.
+	dest := s.node(to)
 	if dest == nil {
 		s.logf("%s: sent %s to %q, which is no node; ignored", from.name, m.Type(), to)
 		return
 	}
+	to = dest.name
 	mtype := m.Type()
 	s.msgID++
 	id := s.msgID
+	// Counting: a field and a tally of a few types, no map.
 	s.cnt.sent++
-	s.cnt.sentBy[mtype]++
+	s.cnt.sentBy.add(mtype, 1)
 	if s.cfg.RecordMessages {
 		s.recordMsg(history.MsgSend, id, from.name, to, mtype, "")
 	}
@@ -44,7 +48,10 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	if s.pct != nil {
 		s.pct.sending(from.index, s.now)
 	}
-	fate := s.nem.DecideInto(s.copies, nemesis.Msg{Link: link, Type: mtype, Body: body}, s.now)
+	// The fate: the nemesis's network, handed the link's state that the
+	// first message on it looked up (no lookup by two names), and the
+	// buffer of the last fate (no allocation).
+	fate := s.nem.DecideInto(s.copies, nemesis.Msg{Link: link, Type: mtype, Body: body, Port: s.port(from, dest, link)}, s.now)
 	s.copies = fate.Copies
 	for range len(fate.Copies) - 1 {
 		s.cnt.duplicated++
@@ -95,7 +102,7 @@ func (s *Sim) handOver(n *node, it *item) {
 	mtype := it.msg.Type()
 	if it.x != nil {
 		s.cnt.corrupted++
-		s.cnt.corruptBy[it.x.how]++
+		s.cnt.corruptBy.add(it.x.how, 1)
 		e := history.Event{Kind: history.KindMsg, What: history.MsgCorrupt, Msg: it.id, Src: from, Dest: n.name, MType: mtype, Reason: it.x.how, Detail: it.x.detail}
 		if s.cfg.RecordMessages {
 			e.Body = string(it.x.body)
@@ -111,7 +118,9 @@ func (s *Sim) handOver(n *node, it *item) {
 		return
 	}
 	m := it.msg
-	s.capture(input{kind: inReceive, node: n.index, from: from, msg: m})
+	if s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		s.capture(input{kind: inReceive, node: n.index, from: from, msg: m})
+	}
 	n.call(func() { n.m.Receive(from, m) })
 }
 
@@ -135,31 +144,78 @@ func (n *node) receiveBytes(from string, it *item) {
 		n.reject("undecodable", env.ID)
 		return
 	}
-	n.s.capture(input{kind: inReceive, node: n.index, from: env.Src, msg: m})
+	if n.s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		n.s.capture(input{kind: inReceive, node: n.index, from: env.Src, msg: m})
+	}
 	n.call(func() { n.m.Receive(env.Src, m) })
 }
 
 // drop records a copy that never reaches its receiver.
 func (s *Sim) drop(it *item, to *node, reason string) {
 	s.cnt.dropped++
-	s.cnt.dropBy[reason]++
+	s.cnt.dropBy.add(reason, 1)
 	if s.cfg.RecordMessages {
 		s.recordMsg(history.MsgDrop, it.id, s.nodes[it.from].name, to.name, it.msg.Type(), reason)
 	}
 }
 
+// port is the network's state of the link from → to, looked up by name
+// once a run and kept by the nodes' numbers.
+func (s *Sim) port(from, to *node, l nemesis.Link) *nemesis.Port {
+	i := int(from.index)*len(s.nodes) + int(to.index)
+	if s.ports == nil {
+		s.ports = make([]*nemesis.Port, len(s.nodes)*len(s.nodes))
+	}
+	p := s.ports[i]
+	if p == nil {
+		p = s.nem.Port(l)
+		s.ports[i] = p
+	}
+	return p
+}
+
+// node is the node named name, or nil: a scan, for the few nodes of most
+// clusters (a string compared to itself costs no more than its length),
+// and the map beyond them.
+func (s *Sim) node(name string) *node {
+	if len(s.nodes) > 16 {
+		return s.byName[name]
+	}
+	for _, n := range s.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}
+
 // counters are the run's message and operation counts, kept in fields
-// and small maps keyed by constant strings, so that counting allocates
-// nothing; snapshot turns them into the end event's counters.
+// and tallies of a few constant strings, so that counting allocates
+// nothing and hashes nothing; snapshot turns them into the end event's
+// counters.
 type counters struct {
 	sent, delivered, dropped, duplicated, corrupted, steps int64
 
-	sentBy, dropBy, corruptBy, ops, other map[string]int64
+	sentBy, dropBy, corruptBy, ops, other tally
 }
 
-func newCounters() counters {
-	return counters{sentBy: map[string]int64{}, dropBy: map[string]int64{}, corruptBy: map[string]int64{},
-		ops: map[string]int64{}, other: map[string]int64{}}
+// tally counts by key, for a handful of keys (message types, drop
+// reasons, operation types): a slice searched in order.
+type tally []tallied
+
+type tallied struct {
+	key string
+	n   int64
+}
+
+func (t *tally) add(key string, n int64) {
+	for i := range *t {
+		if (*t)[i].key == key {
+			(*t)[i].n += n
+			return
+		}
+	}
+	*t = append(*t, tallied{key, n})
 }
 
 // snapshot returns the counters under the real harness's keys, present
@@ -178,15 +234,12 @@ func (c *counters) snapshot() map[string]int64 {
 	put(history.CountCorrupted, c.corrupted)
 	for _, g := range []struct {
 		prefix string
-		m      map[string]int64
+		t      tally
 	}{{history.CountSent + ".", c.sentBy}, {history.CountDropped + ".", c.dropBy}, {history.CountCorrupted + ".", c.corruptBy}, {"ops.", c.ops}, {"", c.other}} {
-		keys := make([]string, 0, len(g.m))
-		for k := range g.m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			put(g.prefix+k, g.m[k])
+		t := slices.Clone(g.t)
+		slices.SortFunc(t, func(a, b tallied) int { return strings.Compare(a.key, b.key) })
+		for _, k := range t {
+			put(g.prefix+k.key, k.n)
 		}
 	}
 	return out

@@ -28,6 +28,7 @@ type node struct {
 	s     *Sim
 	name  string
 	index int32
+	id    int    // the election id
 	rng   uint64 // the second word of every incarnation's Rand seed
 
 	state  procState
@@ -62,13 +63,17 @@ func nodeSeed(seed int64, name string) uint64 {
 // start starts a new incarnation: a fresh machine under the same id.
 func (n *node) start() {
 	s := n.s
-	m, err := s.cfg.Spec.New(nodes.NewParams(s.cfg.Params))
+	m, err := s.cfg.Spec.New(s.params)
 	if err != nil { // New checked the parameters once already
 		panic(fmt.Sprintf("sim: %s: %v", n.name, err))
 	}
 	n.inc++
 	n.m = m
-	n.env = &env{n: n, inc: n.inc, rng: rand.New(rand.NewPCG(uint64(s.cfg.Seed), n.rng))}
+	// The incarnation's random source lives in its env: one allocation,
+	// not three.
+	e := &env{n: n, inc: n.inc, pcg: *rand.NewPCG(uint64(s.cfg.Seed), n.rng)}
+	e.rng = *rand.New(&e.pcg)
+	n.env = e
 	n.state, n.paused = up, false
 	n.rate = 1
 	if n.setRate > 0 {
@@ -76,7 +81,9 @@ func (n *node) start() {
 	}
 	n.leader = ""
 	s.record(history.Event{Kind: history.KindProcess, Node: n.name, What: history.ProcStart, Incarnation: int(n.inc), Detail: "simulated"})
-	s.capture(input{kind: inStart, node: n.index})
+	if s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		s.capture(input{kind: inStart, node: n.index})
+	}
 	n.call(func() { n.m.Start(n.env) })
 }
 
@@ -148,10 +155,12 @@ func (s *Sim) handle(it *item) {
 		switch {
 		case n.state != up:
 			// A request to a node that is down is lost; the client times out.
+			s.done(it)
 		case n.paused:
 			n.hold(it)
 		default:
 			n.input(it)
+			s.done(it)
 		}
 	case kStart:
 		n := s.nodes[it.to]
@@ -160,6 +169,7 @@ func (s *Sim) handle(it *item) {
 		if !s.cl.stopped {
 			it.x.fn()
 		}
+		s.done(it)
 	case kOpTimeout:
 		s.cl.complete(int(it.id), history.OpInfo, "timed out", nil)
 	}
@@ -169,7 +179,9 @@ func (s *Sim) handle(it *item) {
 func (n *node) fire(it *item) {
 	n.env.timers.clear(it.name)
 	name := it.name
-	n.s.capture(input{kind: inTimeout, node: n.index, name: name})
+	if n.s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+		n.s.capture(input{kind: inTimeout, node: n.index, name: name})
+	}
 	n.call(func() { n.m.Timeout(name) })
 }
 
@@ -191,7 +203,9 @@ func (n *node) input(it *item) {
 	switch it.kind {
 	case kRequest:
 		req := it.x.req
-		n.s.capture(input{kind: inRequest, node: n.index, req: req})
+		if n.s.inputs != nil { // the floor's capture: an input of 150 bytes made only then
+			n.s.capture(input{kind: inRequest, node: n.index, req: req})
+		}
 		n.call(func() { n.m.Request(req) })
 	case kControl:
 		n.rate = it.x.rate
@@ -232,7 +246,8 @@ func (n *node) resume() {
 type env struct {
 	n      *node
 	inc    int32
-	rng    *rand.Rand
+	pcg    rand.PCG
+	rng    rand.Rand // drawing from pcg
 	timers timers
 }
 
@@ -278,10 +293,15 @@ var _ nodes.Env = (*env)(nil)
 
 func (e *env) live() bool { return e.n.inc == e.inc && e.n.state == up }
 
-func (e *env) Self() string               { return e.n.name }
-func (e *env) Nodes() []string            { return e.n.s.cfg.Nodes }
-func (e *env) ElectionID(node string) int { return e.n.s.ids[node] }
-func (e *env) Rand() *rand.Rand           { return e.rng }
+func (e *env) Self() string    { return e.n.name }
+func (e *env) Nodes() []string { return e.n.s.cfg.Nodes }
+func (e *env) ElectionID(node string) int {
+	if n := e.n.s.node(node); n != nil {
+		return n.id // a scan of a few nodes, not a map's hash
+	}
+	return 0
+}
+func (e *env) Rand() *rand.Rand { return &e.rng }
 
 func (e *env) Logf(format string, args ...any) {
 	if e.n.s.cfg.Log != nil {
@@ -327,7 +347,7 @@ func (e *env) Report(r nodes.Report) {
 func (e *env) Reply(r nodes.Request, value string) {
 	if e.live() {
 		body, _ := json.Marshal(wire.ReplyBody{Type: r.Op + "_ok", InReplyTo: r.ID, Value: value}) // always marshals
-		e.n.s.cl.answer(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body)
+		e.n.s.cl.answerString(r.ID, wire.ReplyHead{Type: r.Op + "_ok", InReplyTo: r.ID}, body, value)
 	}
 }
 

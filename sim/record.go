@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/coupharness/coup/history"
@@ -38,8 +39,8 @@ const (
 // there is one (see Recycle).
 func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
 	r := &recorder{clock: clock}
-	if b, ok := recycled.Get().(*[]history.Event); ok && cap(*b) >= hint {
-		r.cur = (*b)[:0]
+	if b := reuse(hint); b != nil {
+		r.cur = b
 	} else {
 		r.cur = make([]history.Event, 0, max(firstChunk, hint))
 	}
@@ -50,20 +51,19 @@ func newRecorder(w io.Writer, clock func() int64, hint int) *recorder {
 }
 
 // record stamps e with the next index and the current time, keeps it and
-// returns the kept event.
+// returns the kept event: one copy into the slot, whatever it held.
 func (r *recorder) record(e history.Event) *history.Event {
-	kept := r.slot()
-	e.Index, e.Time = kept.Index, kept.Time
+	kept, t := r.next()
+	e.Index, e.Time = r.n, t
 	*kept = e
+	r.n++
 	r.filled(kept)
 	return kept
 }
 
-// slot keeps a new event, with nothing in it but the next index and the
-// current time, and returns it, for the caller to fill in where it is kept
-// and then to hand to filled: an event is about 400 bytes, and a
-// message's, most of a history, is then written once, not copied twice.
-func (r *recorder) slot() *history.Event {
+// next is the slot the next event goes in, as it is (a recycled array's
+// holds an old event), and the event's time.
+func (r *recorder) next() (*history.Event, int64) {
 	t := max(r.clock(), r.last)
 	r.last = t
 	if len(r.cur) == cap(r.cur) {
@@ -71,11 +71,33 @@ func (r *recorder) slot() *history.Event {
 		r.cur = make([]history.Event, 0, min(2*cap(r.cur), maxChunk))
 	}
 	r.cur = r.cur[:len(r.cur)+1]
-	kept := &r.cur[len(r.cur)-1]
-	*kept = history.Event{Index: r.n, Time: t} // a recycled array holds an old event here
-	r.n++
 	r.all = nil
-	return kept
+	return &r.cur[len(r.cur)-1], t
+}
+
+// msg keeps a message event (send, duplicate, deliver, drop) with the
+// next index and the current time. It is most of a history, and writing
+// it is most of what recording costs: it is written where it is kept,
+// and where the slot held a message event already (a recycled array's),
+// only a message event's fields are written, not all 400 bytes cleared
+// first (with the collector's barrier on each of their two dozen pointers
+// while it marks). Every message event the simulator records sets no
+// other field (TestMessageEventsAreBare holds it), so those are all the
+// old event set; a fresh slot is zero, and every recorded event has a
+// kind.
+func (r *recorder) msg(what string, id int64, src, dest, mtype, reason string) {
+	e, t := r.next()
+	switch {
+	case e.Kind == history.KindMsg:
+		if e.Body != "" || e.Detail != "" {
+			e.Body, e.Detail = "", "" // a corrupt copy's
+		}
+	case e.Kind != "":
+		*e = history.Event{} // another kind's
+	}
+	e.Index, e.Time, e.Kind, e.What, e.Msg, e.Src, e.Dest, e.MType, e.Reason = r.n, t, history.KindMsg, what, id, src, dest, mtype, reason
+	r.n++
+	r.filled(e)
 }
 
 // filled writes an event slot returned, once filled in.
@@ -113,10 +135,55 @@ func (r *recorder) events() []history.Event {
 	return r.all
 }
 
-// recycled holds event slices that finished runs handed back, for new
-// runs to record into: a sweep then allocates its histories once per
-// worker rather than once per seed, and the collector has little to do.
-var recycled sync.Pool
+// spare holds the event arrays that finished runs handed back, for new
+// runs to record into: a campaign then allocates its histories once per
+// worker, not once per seed, and the collector has little to do. They
+// are kept in a short list that the collector does not empty (a
+// sync.Pool loses what it holds at every other collection, which comes
+// every few runs), within a bound; a longer array goes to a pool.
+var spare struct {
+	sync.Mutex
+	arrays [][]history.Event
+	events int // the capacity of arrays, in all
+}
+
+// The bounds of spare: a few arrays, about 50 MB of events at most.
+const (
+	spareArrays = 8
+	spareEvents = 1 << 17
+)
+
+// longSpare holds the arrays longer than spare's bound.
+var longSpare sync.Pool
+
+// reuse returns a recycled array, emptied, for at least hint events: the
+// shortest that is long enough, or, without a hint (0), the longest, so
+// that a first run does not grow a short one in chunks; nil when there is
+// none.
+func reuse(hint int) []history.Event {
+	spare.Lock()
+	best := -1
+	for i, a := range spare.arrays {
+		if cap(a) >= hint && (best < 0 || (hint > 0) == (cap(a) < cap(spare.arrays[best]))) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		a := spare.arrays[best]
+		spare.arrays = slices.Delete(spare.arrays, best, best+1)
+		spare.events -= cap(a)
+		spare.Unlock()
+		return a[:0]
+	}
+	spare.Unlock()
+	if b, ok := longSpare.Get().(*[]history.Event); ok {
+		if cap(*b) >= hint {
+			return (*b)[:0]
+		}
+		longSpare.Put(b)
+	}
+	return nil
+}
 
 // Recycle hands back the events of an outcome that is no longer needed, so
 // that a later run records into their array instead of allocating one.
@@ -128,7 +195,25 @@ func Recycle(out *Outcome) {
 	}
 	evs := out.array[:0]
 	out.History, out.array = nil, nil
-	recycled.Put(&evs)
+	if cap(evs) > spareEvents {
+		longSpare.Put(&evs)
+		return
+	}
+	spare.Lock()
+	defer spare.Unlock()
+	spare.arrays = append(spare.arrays, evs)
+	spare.events += cap(evs)
+	for len(spare.arrays) > spareArrays || spare.events > spareEvents {
+		// Drop the shortest: it saves the least.
+		k := 0
+		for i, a := range spare.arrays {
+			if cap(a) < cap(spare.arrays[k]) {
+				k = i
+			}
+		}
+		spare.events -= cap(spare.arrays[k])
+		spare.arrays = slices.Delete(spare.arrays, k, k+1)
+	}
 }
 
 // array is the array the events are kept in, with its full capacity, for

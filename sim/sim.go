@@ -106,6 +106,7 @@ var ErrBadConfig = errors.New("bad simulator configuration")
 // Sims share nothing and may run in parallel.
 type Sim struct {
 	cfg    Config
+	params *nodes.Params // the machines' parameters, read by each New
 	now    time.Duration
 	seq    uint64
 	q      queue
@@ -118,8 +119,10 @@ type Sim struct {
 	cl     *clients
 	cnt    counters
 	msgID  int64
-	copies []nemesis.Copy // the fates' buffer, reused
-	gen    uint64         // timer generations
+	copies []nemesis.Copy  // the fates' buffer, reused
+	extras []*extra        // the extras of items done with, for new items (queue.go)
+	ports  []*nemesis.Port // each link's state in the network, by from×n+to
+	gen    uint64          // timer generations
 
 	// The strategy's state: nil under Random.
 	pct  *pct
@@ -168,25 +171,33 @@ func New(cfg Config) (*Sim, error) {
 	if _, err := cfg.Spec.New(nodes.NewParams(cfg.Params)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
+	// Every incarnation's machine reads the parameters checked here: one
+	// table for the run, not one each.
+	params := nodes.NewParams(cfg.Params)
 	s := &Sim{
 		cfg:    cfg,
+		params: params,
 		byName: make(map[string]*node, len(cfg.Nodes)),
 		ids:    make(map[string]int, len(cfg.Nodes)),
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), restartStream)),
-		cnt:    newCounters(),
+		q:      newQueue(),
 	}
+	slab := make([]node, len(cfg.Nodes)) // the nodes in one allocation
+	s.nodes = make([]*node, 0, len(cfg.Nodes))
 	for i, name := range cfg.Nodes {
 		if s.byName[name] != nil {
 			return nil, fmt.Errorf("%w: node %q twice", ErrBadConfig, name)
 		}
-		n := &node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name), disk: newDisk(cfg.Seed, name)}
+		n := &slab[i]
+		*n = node{s: s, name: name, index: int32(i), rng: nodeSeed(cfg.Seed, name)}
 		s.nodes = append(s.nodes, n)
 		s.byName[name] = n
 		if len(cfg.IDs) > 0 {
-			s.ids[name] = cfg.IDs[i]
+			n.id = cfg.IDs[i]
 		} else {
-			s.ids[name] = process.DefaultID(name)
+			n.id = process.DefaultID(name)
 		}
+		s.ids[name] = n.id
 	}
 	s.rec = newRecorder(cfg.History, func() int64 { return int64(s.now) }, cfg.EventsHint)
 	ncfg := nemesis.Config{
@@ -204,12 +215,12 @@ func New(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("%w: unknown strategy %q", ErrBadConfig, st.Name)
 	}
 	s.nem = nemesis.New(ncfg)
-	lcfg := lifecycle.Config{Nemesis: s.nem, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery}
+	lcfg := lifecycle.Config{Nemesis: s.nem, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery, OneGoroutine: true}
 	if s.bias != nil {
 		lcfg.Hold = s.bias
 	}
 	s.life = lifecycle.New(driver{s}, lcfg)
-	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]*pendingOp{}}
+	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]pendingOp{}}
 	return s, nil
 }
 
@@ -240,9 +251,11 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
 
 // step runs the earliest queued item.
 func (s *Sim) step() {
-	it := s.q.pop()
+	slot := s.q.take()
+	it := s.q.at(slot)
 	s.now = it.at
-	s.handle(&it)
+	s.handle(it)
+	s.q.release(slot)
 }
 
 // Finish ends a run as every driver does (lifecycle.Run.Finish): the
@@ -287,7 +300,7 @@ func (s *Sim) shutdown() {
 	})
 	s.q.reset()
 	if left > 0 {
-		s.cnt.other[history.CountInFlight] += int64(left)
+		s.cnt.other.add(history.CountInFlight, int64(left))
 	}
 }
 
@@ -346,12 +359,10 @@ func (s *Sim) record(e history.Event) *history.Event {
 }
 
 // recordMsg records a message's event (send, duplicate, deliver, drop),
-// filled in where it is kept. The nemesis observes no message event
-// (nemesis.Relevant), so the lifecycle is not shown it.
+// written where it is kept (recorder.msg). The nemesis observes no
+// message event (nemesis.Relevant), so the lifecycle is not shown it.
 func (s *Sim) recordMsg(what string, id int64, src, dest, mtype, reason string) {
-	e := s.rec.slot()
-	e.Kind, e.What, e.Msg, e.Src, e.Dest, e.MType, e.Reason = history.KindMsg, what, id, src, dest, mtype, reason
-	s.rec.filled(e)
+	s.rec.msg(what, id, src, dest, mtype, reason)
 }
 
 func (s *Sim) push(it item) {

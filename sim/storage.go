@@ -324,7 +324,7 @@ func (s *Sim) PowerFail(names []string, mode nemesis.PowerFail, fault string) er
 		}
 	}
 	for _, n := range ns {
-		loss := n.disk.powerFail(mode)
+		loss := n.storage().powerFail(mode)
 		var parts []string
 		for _, f := range loss.Files {
 			parts = append(parts, fmt.Sprintf("%s: %d of %d unsynced bytes lost, synced to offset %d", f.Path, f.Lost, f.Unsynced, f.Synced))
@@ -336,9 +336,9 @@ func (s *Sim) PowerFail(names []string, mode nemesis.PowerFail, fault string) er
 		v, _ := json.Marshal(loss)
 		s.record(history.Event{Kind: history.KindDisk, Node: n.name, Name: fault, What: history.DiskLost, Detail: detail, Value: string(v)})
 		for _, f := range loss.Files {
-			s.cnt.other[history.CountDiskLostBytes] += f.Lost
+			s.cnt.other.add(history.CountDiskLostBytes, f.Lost)
 			if f.Lost > 0 {
-				s.cnt.other[history.CountDiskLostFiles]++
+				s.cnt.other.add(history.CountDiskLostFiles, 1)
 			}
 		}
 	}
@@ -353,7 +353,7 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 	if err != nil {
 		return err
 	}
-	d := n.disk
+	d := n.storage()
 	switch df.Mode {
 	case nemesis.DiskCorrupt:
 		c, lines := d.corrupt(df)
@@ -363,7 +363,7 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 		}
 		v, _ := json.Marshal(c)
 		s.record(history.Event{Kind: history.KindDisk, Node: name, Name: df.Fault, What: history.DiskCorrupted, Detail: detail, Value: string(v)})
-		s.cnt.other[history.CountDiskFlips] += int64(len(c.Flips))
+		s.cnt.other.add(history.CountDiskFlips, int64(len(c.Flips)))
 	case nemesis.DiskFull:
 		d.full = start
 	case nemesis.DiskEIO:
@@ -378,4 +378,13 @@ func (s *Sim) Disk(name string, df nemesis.DiskFault, start bool) error {
 }
 
 // Storage is the node's disk (the env's, for coup.StorageOf).
-func (e *env) Storage() Storage { return e.n.disk }
+func (e *env) Storage() Storage { return e.n.storage() }
+
+// storage is the node's disk, made when first used: most runs use none.
+// Its random source is the node's own, whenever it is made.
+func (n *node) storage() *disk {
+	if n.disk == nil {
+		n.disk = newDisk(n.s.cfg.Seed, n.name)
+	}
+	return n.disk
+}

@@ -55,7 +55,7 @@ func benchCmd(args []string) int {
 	profile := fs.String("cpuprofile", "", "write CPU profiles of the harness and of reading and checking the history to this folder")
 	quiet := fs.Bool("quiet", false, "print only the table, not a line per measurement")
 	zoo := fs.String("zoo", "", "the explore part's bugs, comma-separated file names of the zoo (scenarios/zoo/, e.g. redis-power-failure-everysec.toml); needs --only explore (default: every bug)")
-	baseline := fs.String("baseline", "", "another coup executable: run the parts named with --only (startup, history, proxy) with it too, in turns, and print each figure as a ratio to its")
+	baseline := fs.String("baseline", "", "another coup executable: run the parts named with --only (startup, history, proxy, sim) with it too, in turns, and print each figure as a ratio to its")
 	pos, code, ok := parseArgs(fs, benchUsage, args)
 	if !ok {
 		return code
@@ -102,7 +102,7 @@ func benchCmd(args []string) int {
 	}
 	if *baseline != "" {
 		if *only == "" {
-			return usageError(fs, benchUsage, "--baseline needs --only: the parts to run with both builds (startup, history, proxy)")
+			return usageError(fs, benchUsage, "--baseline needs --only: the parts to run with both builds (startup, history, proxy, sim)")
 		}
 		path, err := exec.LookPath(*baseline)
 		if err != nil {

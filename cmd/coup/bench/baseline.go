@@ -21,7 +21,7 @@ import (
 // reading and checking a history in process) are this build's in both.
 
 // baselineParts are the parts that can run another build.
-var baselineParts = []string{PartStartup, PartHistory, PartProxy}
+var baselineParts = []string{PartStartup, PartHistory, PartProxy, PartSim}
 
 // baselineRounds is how many times each build runs the parts, taking
 // turns: this build, the other, this build, the other.
@@ -83,6 +83,20 @@ func baselineFigures(r *Results) []figure {
 			figure{p + "round-trip p50", "duration", med(func(f Figures) float64 { return float64(f.P50) })},
 			figure{p + "round-trip p99", "duration", med(func(f Figures) float64 { return float64(f.P99) })})
 	}
+	var sim *SimRates
+	if r.SimOther != nil {
+		sim = r.SimOther
+	} else if len(r.Sim) > 0 {
+		rates := simRates(r.Sim)
+		sim = &rates
+	}
+	if sim != nil {
+		out = append(out,
+			figure{"sim: simulator, deliveries/s", "rate", sim.Sim},
+			figure{"sim: bare loop, deliveries/s (each build's own)", "rate", sim.Floor},
+			figure{"sim: simulator to its bare loop", "ratio", sim.Ratio()},
+			figure{"sim: lowest scenario to its bare loop", "ratio", sim.Lowest})
+	}
 	if h := r.History; h != nil && h.CoupCheck > 0 {
 		out = append(out,
 			figure{"history: coup check", "duration", float64(h.CoupCheck)},
@@ -116,6 +130,7 @@ func runBaseline(ctx context.Context, cfg Config) (*Results, error) {
 	base.Probe = cfg.Probe // the floors and helpers stay this build's
 	base.Profile = ""      // the profiles are this build's
 	base.ProxyProbe = append(append([]string(nil), cfg.Baseline...), "bench-probe")
+	base.simOther = true
 	var first *Results
 	byName := map[string]*BaselineFigure{}
 	var order []string
@@ -190,6 +205,8 @@ func (r *Results) printBaseline(w io.Writer) {
 			format = func(x float64) string { return mb(int64(x)) }
 		case "rate":
 			format = formatRate
+		case "ratio":
+			format = func(x float64) string { return fmt.Sprintf("%.2f×", x) }
 		}
 		cell := format(median(f.This))
 		if ratio := f.Ratio(); ratio > 0 {

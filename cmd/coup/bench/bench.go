@@ -48,7 +48,8 @@ type Config struct {
 	// Baseline, when set, is the command line of another build of coup:
 	// the parts run with it too, in turns, and each figure it makes is
 	// printed as a ratio (baseline.go). Only the parts that run coup as a
-	// process can: startup, history and proxy.
+	// process can: startup, history and proxy, and sim, which runs the
+	// other build's own sim part.
 	Baseline []string
 	// Parts are the parts to run (default: DefaultParts).
 	Parts []string
@@ -98,6 +99,10 @@ type Config struct {
 	Runner RunnerFunc
 	ZooDir string
 	Zoo    []ZooBug
+
+	// simOther runs the sim part with Coup's own benchmark, as a child
+	// process (a baseline's run: runSimOther).
+	simOther bool
 }
 
 func (c *Config) defaults() error {
@@ -198,9 +203,11 @@ type Results struct {
 	Proxy []ProxyCase
 
 	Startup []Startup
-	// Sim holds the sim part's scenarios.
-	Sim     []SimCase
-	History *HistoryFigures
+	// Sim holds the sim part's scenarios; SimOther, in a baseline's
+	// results, the figures the other build printed.
+	Sim      []SimCase
+	SimOther *SimRates
+	History  *HistoryFigures
 
 	// Servers holds the servers part's programs, measured or skipped.
 	Servers []ServerCase
@@ -311,11 +318,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				return res, err
 			}
 		}
-		sc, err := runSimPart(ctx, &cfg, progress)
+		var err error
+		if cfg.simOther {
+			var r SimRates
+			r, err = runSimOther(ctx, &cfg, progress)
+			res.SimOther = &r
+		} else {
+			res.Sim, err = runSimPart(ctx, &cfg, progress)
+		}
 		if stop != nil {
 			stop()
 		}
-		res.Sim = sc
 		if err != nil {
 			return res, fmt.Errorf("sim: %w", err)
 		}

@@ -1,14 +1,18 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/coupharness/coup/scenario"
@@ -104,4 +108,65 @@ func (r *Results) printSim(w io.Writer) {
 			formatRate(f.FloorDeliveriesPerSecond()), formatRate(f.Sim.DeliveriesPerSecond()), f.Ratio())
 	}
 	tw.Flush()
+}
+
+// SimRates are the sim part's figures over the catalogue: the
+// simulator's deliveries per second of processor time, its bare loop's,
+// and the lowest scenario's ratio of the two.
+type SimRates struct {
+	Sim, Floor, Lowest float64
+}
+
+// Ratio is the simulator's rate to its bare loop's.
+func (r SimRates) Ratio() float64 {
+	if r.Floor <= 0 {
+		return 0
+	}
+	return r.Sim / r.Floor
+}
+
+// simRates are the rates of the sim part's cases, measured in this process.
+func simRates(cases []SimCase) SimRates {
+	t := simTotal(cases)
+	r := SimRates{Sim: t.Sim.DeliveriesPerSecond(), Floor: t.FloorDeliveriesPerSecond()}
+	for _, c := range cases {
+		if c.Figures.Sim.Delivered > 0 && (r.Lowest == 0 || c.Figures.Ratio() < r.Lowest) {
+			r.Lowest = c.Figures.Ratio()
+		}
+	}
+	return r
+}
+
+// The lines of another build's sim part that say its figures: the
+// progress line on stderr and the lowest scenario's row of its table.
+var (
+	simLine    = regexp.MustCompile(`sim: \d+ scenarios, \d+ runs: ([0-9.]+) deliveries/s simulated, ([0-9.]+) replayed by the bare loop`)
+	lowestLine = regexp.MustCompile(`(?m)^\s*lowest: .*\(([0-9.]+)×\)`)
+)
+
+// runSimOther runs the sim part with another build of coup (cfg.Coup), as
+// a child process: the simulator is measured in the benchmark's own
+// process, so another build's is that build's own benchmark, each build
+// against its own bare loop.
+func runSimOther(ctx context.Context, cfg *Config, progress func(string, ...any)) (SimRates, error) {
+	args := append(append([]string(nil), cfg.Coup[1:]...), "bench", "--only", PartSim,
+		"--scenarios", cfg.SimDir, "--sim-seeds", strconv.Itoa(cfg.SimSeeds))
+	cmd := exec.CommandContext(ctx, cfg.Coup[0], args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return SimRates{}, fmt.Errorf("%s: %w: %s", cfg.Coup[0], err, bytes.TrimSpace(errOut.Bytes()))
+	}
+	m := simLine.FindSubmatch(errOut.Bytes())
+	if m == nil {
+		return SimRates{}, fmt.Errorf("%s bench --only sim printed no figures", cfg.Coup[0])
+	}
+	var r SimRates
+	r.Sim, _ = strconv.ParseFloat(string(m[1]), 64)
+	r.Floor, _ = strconv.ParseFloat(string(m[2]), 64)
+	if l := lowestLine.FindSubmatch(out.Bytes()); l != nil {
+		r.Lowest, _ = strconv.ParseFloat(string(l[1]), 64)
+	}
+	progress("sim (%s): %.0f deliveries/s simulated, %.0f replayed by the bare loop (%.2f×)", cfg.Coup[0], r.Sim, r.Floor, r.Ratio())
+	return r, nil
 }
