@@ -86,10 +86,12 @@ const (
 // How a poll's question ended (CountPolls): answered; not answered
 // within the poll's timeout (a paused or cut-off server); failed before
 // it (a refused connection, an HTTP error, a missing file, a command that
-// failed); and a round skipped, the node being down.
+// failed); and a round skipped, the node being down. PollUnknown counts
+// the node's beliefs that its polls made unknown (LeaderUnknown).
 const (
 	PollAnswered   = "answered"
 	PollUnanswered = "unanswered"
 	PollFailed     = "failed"
 	PollSkipped    = "skipped"
+	PollUnknown    = "unknown"
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/scenario"
+	"github.com/coupharness/coup/verdict"
 )
 
 // stepDownScenario is three servers that are shell scripts: n1 says it
@@ -63,6 +64,13 @@ run = ["two-leaders", "one-leader-per-term"]
 // runHistory runs sc and reads its history back.
 func runHistory(t *testing.T, sc *scenario.Scenario) *history.History {
 	t.Helper()
+	h, _ := runHistoryResult(t, sc)
+	return h
+}
+
+// runHistoryResult runs sc and returns its history and its result.
+func runHistoryResult(t *testing.T, sc *scenario.Scenario) (*history.History, *verdict.Results) {
+	t.Helper()
 	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +82,7 @@ func runHistory(t *testing.T, sc *scenario.Scenario) *history.History {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return h, res
 }
 
 // A follower that names no leader believes in no known leader: n1's step
@@ -149,7 +157,10 @@ run = ["two-leaders"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := runHistory(t, sc)
+	h, res := runHistoryResult(t, sc)
+	if p := res.Stats.Polls["n1"]; p.Unknown != 1 {
+		t.Errorf("results' polls of n1 %+v, want 1 belief made unknown", p)
+	}
 	var unknown *history.Event
 	for e := range h.All() {
 		if e.Kind == history.KindReport && e.Node == "n1" && e.Detail == history.LeaderUnknown {

@@ -394,6 +394,7 @@ func (o *observer) recordUnknown(node string, b *belief, rd *reading) {
 		return
 	}
 	b.unknown, b.leader, b.term = true, "", nil
+	o.r.stats.add(pollCount(node, history.PollUnknown))
 	ev := rd.evidence
 	if rd.why != "" && len(ev) == 0 {
 		ev = []history.Evidence{{From: rd.source, Text: rd.why}}

@@ -14,12 +14,14 @@ import (
 // them (docs/servers.md): the questions answered, those left unanswered
 // within the poll's timeout (a paused or cut-off server), those that
 // failed before it (a refused connection, an HTTP error, a command that
-// failed), and the rounds skipped while the node was down.
+// failed), and the rounds skipped while the node was down; and how often
+// its belief became unknown (a round with no answer: no claim).
 type PollStats struct {
 	Answered   int64 `json:"answered"`
 	Unanswered int64 `json:"unanswered"`
 	Failed     int64 `json:"failed"`
 	Skipped    int64 `json:"skipped"`
+	Unknown    int64 `json:"unknown_beliefs,omitempty"`
 }
 
 // pollStats reads the polls' counters ("polls.n1.answered") by node; nil
@@ -49,6 +51,8 @@ func pollStats(counts map[string]int64) map[string]PollStats {
 			p.Failed = v
 		case history.PollSkipped:
 			p.Skipped = v
+		case history.PollUnknown:
+			p.Unknown = v
 		default:
 			continue
 		}
@@ -70,12 +74,16 @@ func pollsLine(polls map[string]PollStats) string {
 		all.Unanswered += p.Unanswered
 		all.Failed += p.Failed
 		all.Skipped += p.Skipped
+		all.Unknown += p.Unknown
 		if p.Unanswered+p.Failed > 0 {
 			quiet = append(quiet, fmt.Sprintf("%s %d/%d", console.Printable(node), p.Unanswered, p.Failed))
 		}
 	}
 	line := fmt.Sprintf("  polls: %d answered, %d unanswered within the timeout, %d failed, %d rounds skipped (server down)",
 		all.Answered, all.Unanswered, all.Failed, all.Skipped)
+	if all.Unknown > 0 {
+		line += fmt.Sprintf("; %d beliefs made unknown (no claim) by rounds without an answer", all.Unknown)
+	}
 	if len(quiet) > 0 {
 		line += "; unanswered/failed by node: " + strings.Join(quiet, ", ")
 	}
