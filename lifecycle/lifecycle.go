@@ -363,22 +363,24 @@ func (r *Run) carryOut(acts []nemesis.Action) {
 			continue
 		}
 		// The line shows the event's time as recorded, before the action
-		// was applied: a restart returns once the node is up, later.
-		var e history.Event
+		// was applied, and is written then, so that harness.log stays in
+		// time order: a restart returns once the node is up, later, and
+		// what it logs meanwhile comes after its line.
 		var err error
 		if a.Kind.OnProcess() {
-			e = r.d.Record(a.Event())
+			e := r.d.Record(a.Event())
+			r.d.Progress(time.Duration(e.Time), "nemesis: %s (due at %s)", a, a.At)
 			err = r.cfg.Nemesis.Apply(a, r.d)
 		} else {
 			r.d.Lock()
-			e = r.d.Record(a.Event())
+			e := r.d.Record(a.Event())
+			r.d.Progress(time.Duration(e.Time), "nemesis: %s (due at %s)", a, a.At) // the log is a leaf: it takes no lock of the driver's
 			err = r.cfg.Nemesis.Apply(a, r.d)
 			r.d.Unlock()
 		}
 		if err != nil {
 			r.d.Logf("nemesis: %s: %v", a, err)
 		}
-		r.d.Progress(time.Duration(e.Time), "nemesis: %s (due at %s)", a, a.At)
 	}
 }
 

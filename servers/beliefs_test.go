@@ -2,7 +2,11 @@ package servers
 
 import (
 	"context"
+	"math"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +86,35 @@ func runHistoryResult(t *testing.T, sc *scenario.Scenario) (*history.History, *v
 	if err != nil {
 		t.Fatal(err)
 	}
+	inTimeOrder(t, filepath.Join(dir, "harness.log"))
 	return h, res
+}
+
+// inTimeOrder fails the test when a line of harness.log is stamped
+// before the line above it (lines before the run's zero, "start+…",
+// come first, on their own clock).
+func inTimeOrder(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := regexp.MustCompile(`^\s*(start\+)?([0-9.]+)s `)
+	prev, prevLine := math.Inf(-1), ""
+	for _, l := range strings.Split(string(b), "\n") {
+		m := stamp.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		at, _ := strconv.ParseFloat(m[2], 64)
+		if m[1] != "" {
+			at -= 1e9 // before the zero
+		}
+		if at < prev {
+			t.Errorf("harness.log is not in time order:\n%s\n%s", prevLine, l)
+		}
+		prev, prevLine = max(prev, at), l
+	}
 }
 
 // A follower that names no leader believes in no known leader: n1's step
