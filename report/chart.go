@@ -28,6 +28,9 @@ type chart struct {
 	rows []string
 	rowH int
 	top  int
+	// over is drawn last, over everything else (the tags of violations
+	// whose outlines meet, which the rows' bars would hide).
+	over strings.Builder
 }
 
 func newChart(ax axis, rows []string, rowH int) *chart {
@@ -59,6 +62,7 @@ func (c *chart) open(class, id string) {
 
 // close ends the SVG and returns it.
 func (c *chart) close() string {
+	c.b.WriteString(c.over.String())
 	c.b.WriteString(`</svg>`)
 	return c.b.String()
 }
@@ -144,7 +148,19 @@ func (c *chart) violations(m *reportModel, pointers bool) {
 	// A pointer's label is written whole where it fits, as its number
 	// alone where only that fits beside the one before, and not at all
 	// where neither does: labels never run into each other.
+	//
+	// Violations whose outlines would meet are drawn apart: each one
+	// nested inside those before it (inset by 3 pixels a level, dashed
+	// from the second level) and each labelled with its check and
+	// number, so that two never share one unlabelled outline.
 	labelEnd := math.Inf(-1)
+	type outline struct {
+		v      violation
+		x0, w  float64
+		level  int  // how many drawn before it it meets
+		shared bool // it meets another
+	}
+	var outs []outline
 	for _, v := range m.violations {
 		if !c.ax.overlaps(v.from, v.to) {
 			continue
@@ -154,8 +170,30 @@ func (c *chart) violations(m *reportModel, pointers bool) {
 		if x1-x0 < 3 {
 			x0 -= (3 - (x1 - x0)) / 2
 		}
-		c.printf(`<g class="violation" data-check="%s" data-nth="%d"><title>%s%s: %s to %s (%s): %s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="1.5"/>`,
-			esc(v.check), v.nth, esc(v.check), v.ordinal(), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text), x0, c.top-2, w, c.bottom()-c.top+4, colViolation, colViolation)
+		o := outline{v: v, x0: x0, w: w}
+		for k := range outs {
+			if x0 <= outs[k].x0+outs[k].w+1 && outs[k].x0 <= x0+w+1 {
+				o.level++
+				o.shared, outs[k].shared = true, true
+			}
+		}
+		outs = append(outs, o)
+	}
+	for _, o := range outs {
+		v, x0, w := o.v, o.x0, o.w
+		inset := math.Min(float64(3*o.level), float64(c.bottom()-c.top)/2)
+		dash := ""
+		if o.level > 0 {
+			dash = ` stroke-dasharray="5,2"`
+		}
+		c.printf(`<g class="violation" data-check="%s" data-nth="%d"><title>%s%s: %s to %s (%s): %s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="1.5"%s/>`,
+			esc(v.check), v.nth, esc(v.check), v.ordinal(), secs(v.from), secs(v.to), dur(v.to-v.from), esc(v.text),
+			x0+inset, float64(c.top-2)+inset, math.Max(w-2*inset, 1), float64(c.bottom()-c.top+4)-2*inset, colViolation, colViolation, dash)
+		if o.shared {
+			tag := fmt.Sprintf("%s %d", v.check, v.nth) // a line of its own, below the tags of those it meets
+			fmt.Fprintf(&c.over, `<text class="vtag" x="%.1f" y="%.1f" font-size="9" font-weight="bold" fill="%s" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`,
+				x0+inset+2, float64(c.top)+inset+8+10*float64(o.level), colViolation, esc(tag))
+		}
 		if pointers && v.zoom {
 			mid := x0 + w/2
 			label := "▼ " + v.check + ", magnified below"

@@ -23,7 +23,7 @@ import (
 // when it healed.
 
 const (
-	lkRow    = 24 // a link's row
+	lkRow    = 34 // a link's row: its label above its tallest bar
 	lkBarMax = 18 // the tallest bar
 )
 
@@ -341,7 +341,9 @@ func (m *reportModel) linksSection() *linksView {
 		if r.dropped > 0 {
 			label += " · " + byteCount(r.dropped) + " dropped"
 		}
-		c.printf(`<text class="peak" x="%.1f" y="%.1f" text-anchor="end" font-size="9" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, ax.right()-2, base-lkBarMax+6, esc(label))
+		// Above the row's tallest bar, never on one: the row has room
+		// for the label over its bars.
+		c.printf(`<text class="peak" x="%.1f" y="%.1f" text-anchor="end" font-size="9" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, ax.right()-2, base-lkBarMax-3, esc(label))
 	}
 	c.axisTicks()
 	return &linksView{SVG: template.HTML(c.close()), Rows: len(rows) + hidden, Hidden: hidden,

@@ -3,6 +3,7 @@ package report
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,5 +199,29 @@ func TestLinkRowsMergeALongRun(t *testing.T) {
 	}
 	if len(r.samples) > lkCols || len(r.samples) < lkCols/2 || sum != 360000 || r.total != 360000 || r.peak < 99 || r.peak > 101 {
 		t.Errorf("%d bars of %d bytes (total %d, peak %v B/s), want at most %d bars of 360000 bytes at 100 B/s", len(r.samples), sum, r.total, r.peak, lkCols)
+	}
+}
+
+// A link's label sits above its row's bars, never on one: its baseline is
+// at or above the top of every bar of its row (and of every cut).
+func TestLinkLabelsAboveTheBars(t *testing.T) {
+	_, page := render(t, serversHistory(t))
+	svg := svgByID(page, "links-svg")
+	rows := regexp.MustCompile(`(?s)<g class="link" data-link="([^"]+)"[^>]*>(.*?)</g><text class="peak" x="[0-9.]+" y="([0-9.]+)"`).FindAllStringSubmatch(svg, -1)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows with a label, want 4", len(rows))
+	}
+	rect := regexp.MustCompile(`<rect[^>]* y="([0-9.]+)"`)
+	for _, r := range rows {
+		label, _ := strconv.ParseFloat(r[3], 64)
+		bars := rect.FindAllStringSubmatch(r[2], -1)
+		if len(bars) == 0 {
+			t.Fatalf("%s: no bar", r[1])
+		}
+		for _, b := range bars {
+			if top, _ := strconv.ParseFloat(b[1], 64); label > top {
+				t.Errorf("%s: its label's baseline at y=%v is below a bar's top at y=%v: it sits on the bar", r[1], label, top)
+			}
+		}
 	}
 }

@@ -134,3 +134,32 @@ func TestPointerLabelsDoNotOverlap(t *testing.T) {
 		end = x + labelWidth(text)/2
 	}
 }
+
+// Two violations over one interval (two-leaders and one-leader-per-term,
+// n1 and n2 both claiming term 1) never share one unlabelled outline:
+// each is drawn apart, the second inside the first, and each says which
+// it is.
+func TestViolationsApartWhenTheyMeet(t *testing.T) {
+	term := func(n int64) *int64 { return &n }
+	b := newHB("n1", "n2", "n3")
+	b.meta.Checks = []string{"two-leaders", "one-leader-per-term"}
+	b.starts(0, "n1", "n2", "n3")
+	b.add(history.Event{Time: msT(100), Kind: history.KindReport, Node: "n1", What: history.ReportLeader, Value: "n1", Term: term(1)})
+	b.add(history.Event{Time: msT(100), Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n2", Term: term(1)})
+	b.add(history.Event{Time: msT(600), Kind: history.KindReport, Node: "n2", What: history.ReportLeader, Value: "n1", Term: term(1)})
+	b.end(1000)
+	_, page := render(t, b.h(t))
+	svg := svgByID(page, "timeline-svg")
+	outlines := regexp.MustCompile(`<g class="violation" data-check="([a-z-]+)" data-nth="1"><title>[^<]*</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"`).FindAllStringSubmatch(svg, -1)
+	if len(outlines) != 2 {
+		t.Fatalf("%d violation outlines on the timeline, want 2 (two-leaders and one-leader-per-term)", len(outlines))
+	}
+	if outlines[0][2:] == nil || strings.Join(outlines[0][2:], " ") == strings.Join(outlines[1][2:], " ") {
+		t.Errorf("both violations share one outline: %v", outlines[0][2:])
+	}
+	for _, o := range outlines {
+		if !strings.Contains(svg, `class="vtag"`) || !strings.Contains(svg, ">"+o[1]+" 1</text>") {
+			t.Errorf("the outline of %s's violation is not labelled with its name", o[1])
+		}
+	}
+}
