@@ -55,7 +55,7 @@ table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.88em; }
 th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f5f5f5; }
 details { margin-top: 0.5em; } summary { cursor: pointer; color: #444; }
-.notes li { margin: 0.3em 0; }
+.notes li, .warnings li { margin: 0.3em 0; }
 .legend { margin: 0.3em 0; }
 .legend .item { display: inline-block; margin-right: 1.2em; font-size: 0.9em; }
 .legend i { display: inline-block; width: 1.4em; height: 0.8em; margin-right: 0.3em; vertical-align: middle; border: 1px solid #0003; }
@@ -98,10 +98,12 @@ details.fold[open] > summary .fold-more { display: none; }
 <div class="outcome">Verdict: <span class="badge {{verdictClass .Results.Valid}}">valid = {{.Results.Valid}}</span>
 — {{.Results.Expectation}}{{.Results.ExitsText}},
 so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).</div>
-{{if not .Results.Complete}}<p><b>The run did not finish:</b> the history has no end event, and only the part that was recorded was checked.</p>{{end}}
+{{if and (not .Results.Complete) (not .Results.Unstarted)}}<p><b>The run did not finish:</b> the history has no end event, and only the part that was recorded was checked.</p>{{end}}
 {{if .Results.Error}}<p><b>The run failed:</b> {{.Results.Error}}</p>{{end}}
+{{if .Results.Warnings}}<ul class="warnings">{{range .Results.Warnings}}<li><b>Warning:</b> {{.}}</li>{{end}}</ul>{{end}}
 {{if .Results.Notes}}<ul class="notes">{{range .Results.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Exits}}<h2 id="exits">Process exits</h2>
+{{if .Results.Unstarted}}<p id="unstarted"><b>Nothing ran:</b> the run's nodes did not all start, so no history was recorded beyond the run's description and why it stopped; there is nothing to draw or judge. <code>harness.log</code>, beside this page, says what coup did.</p>
+{{else}}{{if .Exits}}<h2 id="exits">Process exits</h2>
 <p class="key">Each process that exited on its own: no fault and no end of run caused it, so it is a finding of its own, marked ! in its node's row below. A run with an exit its scenario does not expect ([expect] exits) is not as expected, whatever the checks say.</p>
 <table class="exits"><tr><th>process</th><th>time</th><th>status</th><th>expected</th><th>the end of its log</th></tr>
 {{range .Exits}}<tr><td>{{.Process}}</td><td>{{.When}}</td><td>{{.Status}}</td><td>{{if .Expected}}yes ([expect] exits){{else}}no: a finding{{end}}</td><td>{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}(empty){{end}}</td></tr>{{end}}
@@ -199,6 +201,7 @@ so the outcome is <b>{{.Results.Outcome}}</b> (exit code {{.Results.ExitCode}}).
 <h2 id="counts">Counts</h2>
 <table>{{range .Stats}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 <p class="sub">Times are seconds since the run began{{if .Meta.Simulated}}, on the simulator's virtual clock{{end}}. The history (<code>history.jsonl</code>) and the machine-readable results (<code>results.json</code>) are beside this page.</p>
+{{end}}
 </body>
 </html>
 `))

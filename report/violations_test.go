@@ -163,3 +163,20 @@ func TestViolationsApartWhenTheyMeet(t *testing.T) {
 		}
 	}
 }
+
+// A run that did not start writes a page that says nothing ran, and
+// claims no history: no timeline, no checks, no counts.
+func TestAnUnstartedRunDrawsNothing(t *testing.T) {
+	b := newHB("n1", "n2", "n3")
+	b.meta.Servers = true
+	b.add(history.Event{Kind: history.KindUnstarted, What: history.UnstartedFailed, Detail: "network namespaces and TUN devices need root"})
+	_, page := render(t, b.h(t))
+	if !strings.Contains(page, `id="unstarted"`) || !strings.Contains(page, "need root") {
+		t.Error("the page does not say that nothing ran, and why")
+	}
+	for _, s := range []string{`<svg id="timeline-svg"`, `<h2 id="checks">`, `<h2 id="counts">`, "written before coup recorded them", "The run did not finish"} {
+		if strings.Contains(page, s) {
+			t.Errorf("the page of a run that did not start has %q", s)
+		}
+	}
+}

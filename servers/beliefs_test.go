@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,4 +268,33 @@ func check(t *testing.T, h *history.History, name string) checks.Result {
 		t.Fatalf("no check %q", name)
 	}
 	return c.Run(h)
+}
+
+// A run on the TCP proxy network (what a user gets where no namespace
+// can be had) says in one line what it cannot fault, on the console, in
+// results.json and on the page.
+func TestTheProxyNetworkSaysWhatIsLost(t *testing.T) {
+	sc := peerScenario(t, "")
+	sc.Server.Network = scenario.NetworkProxy
+	var console strings.Builder
+	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir(), Progress: &console})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotStarted() {
+		t.Fatalf("not started: %s", res.Error)
+	}
+	if !strings.Contains(console.String(), verdict.ProxyLoses) {
+		t.Errorf("the console does not say what the proxy cannot fault:\n%s", console.String())
+	}
+	if !slices.Contains(res.Warnings, verdict.ProxyLoses) {
+		t.Errorf("results' warnings %q lack what the proxy cannot fault", res.Warnings)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "only TCP between hosts is faulted; UDP and other protocols pass untouched") {
+		t.Error("the report does not say what the proxy cannot fault")
+	}
 }

@@ -249,7 +249,7 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		if r.sv.Network != netProxy {
 			why = "namespaces cannot be had here: " + hostnet.Available().Error()
 		}
-		r.progress("network: loopback addresses, a TCP proxy per link (%s)", why)
+		r.progress("network: loopback addresses, a TCP proxy per link (%s): %s", why, verdict.ProxyLoses)
 	}
 	r.obs.learnAddresses(r.layout.nodes)
 	step = "choosing what holds the hosts' processes"

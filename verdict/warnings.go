@@ -14,8 +14,26 @@ import (
 // so that a corruption of those messages is caught only where it breaks
 // their JSON.
 func warningsOf(h *history.History, counts map[string]int64) []string {
+	var out []string
+	if h.Meta.Network == "proxy" {
+		out = append(out, ProxyLoses)
+	}
+	if w := unsummedWarning(h, counts); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+// ProxyLoses says, in one line, what a run of real servers on the TCP
+// proxy network (network = "proxy", or what "auto" gives where no
+// namespace can be had) cannot fault.
+const ProxyLoses = "only TCP between hosts is faulted; UDP and other protocols pass untouched (network = \"proxy\": a TCP proxy per link on loopback; coup's packet network, network = \"namespaces\", faults every packet)"
+
+// unsummedWarning is the warning of nodes that sent messages without a
+// checksum while checksums were on, or "".
+func unsummedWarning(h *history.History, counts map[string]int64) string {
 	if !h.Meta.Checksums {
-		return nil
+		return ""
 	}
 	var nodes []string
 	for k := range counts {
@@ -24,7 +42,7 @@ func warningsOf(h *history.History, counts map[string]int64) []string {
 		}
 	}
 	if len(nodes) == 0 {
-		return nil
+		return ""
 	}
 	slices.Sort(nodes)
 	parts := make([]string, len(nodes))
@@ -38,6 +56,6 @@ func warningsOf(h *history.History, counts map[string]int64) []string {
 	if len(nodes) == 1 {
 		who = nodes[0]
 	}
-	return []string{fmt.Sprintf("checksums are on, but %s sent %d messages without one (%s): a corruption of those is caught only where it breaks their JSON, and integrity cannot vouch for them; a node sums each body and sends the sum in the envelope (\"sum\", see docs/protocol.md), or the scenario sets checksums = false",
-		who, total, strings.Join(parts, ", "))}
+	return fmt.Sprintf("checksums are on, but %s sent %d messages without one (%s): a corruption of those is caught only where it breaks their JSON, and integrity cannot vouch for them; a node sums each body and sends the sum in the envelope (\"sum\", see docs/protocol.md), or the scenario sets checksums = false",
+		who, total, strings.Join(parts, ", "))
 }
