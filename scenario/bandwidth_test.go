@@ -34,3 +34,25 @@ func TestBandwidthFault(t *testing.T) {
 		}
 	}
 }
+
+// The vocabulary takes bandwidth: the kind, and bounds of its rate (the
+// defaults, or the table's); bounds below the least rate are refused.
+func TestExploreBandwidth(t *testing.T) {
+	const base = "nodes = 3\nalgorithm = \"bully\"\n[explore]\nkinds = [\"bandwidth\"]\n"
+	s, err := Parse("x.toml", base+"bandwidth = [2000, 50000]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Vocabulary(); v.Kinds[0] != nemesis.Bandwidth || v.Bandwidth != [2]float64{2000, 50000} {
+		t.Errorf("vocabulary %v %v", v.Kinds, v.Bandwidth)
+	}
+	if b := string(s.Encode("")); !strings.Contains(b, "bandwidth = [2000.0, 50000.0]") {
+		t.Errorf("written back without its bounds:\n%s", b)
+	}
+	if s, err = Parse("x.toml", base); err != nil || s.Vocabulary().Bandwidth != defaultBandwidth {
+		t.Errorf("defaults: %v, %v", err, s.Vocabulary().Bandwidth)
+	}
+	if _, err := Parse("bad.toml", base+"bandwidth = [10, 50000]\n"); err == nil || !strings.Contains(err.Error(), "explore.bandwidth: must be more than 100, got 10") {
+		t.Errorf("bounds below the least rate: %v", err)
+	}
+}
