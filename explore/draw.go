@@ -134,7 +134,7 @@ func (d *drawer) retarget(rng *rand.Rand, f *scenario.Fault) {
 		targets = []string{string(nemesis.One)}
 	}
 	switch kind {
-	case nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt:
+	case nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Bandwidth:
 		if rng.IntN(len(targets)+1) == 0 {
 			return // every link
 		}
@@ -159,7 +159,7 @@ func (d *drawer) targets(kind nemesis.Kind) []string {
 // intensity draws what f's kind takes beyond its target and times: a
 // probability, a delay, a rate.
 func (d *drawer) intensity(rng *rand.Rand, f *scenario.Fault) {
-	f.Probability, f.Delay, f.Jitter, f.Rate, f.Offset = nil, scenario.Duration{}, scenario.Duration{}, nil, scenario.Duration{}
+	f.Probability, f.Delay, f.Jitter, f.Rate, f.Burst, f.Offset = nil, scenario.Duration{}, scenario.Duration{}, nil, nil, scenario.Duration{}
 	f.Disk, f.Files, f.Bits, f.Zero, f.Truncate, f.Ops = "", "", nil, nil, nil, ""
 	if f.Kind != string(nemesis.Corrupt) {
 		f.Mode = ""
@@ -181,6 +181,10 @@ func (d *drawer) intensity(rng *rand.Rand, f *scenario.Fault) {
 		if j := round(time.Duration(rng.Int64N(int64(delay) + 1))); j > 0 {
 			f.Jitter = dur(j)
 		}
+	case nemesis.Bandwidth:
+		lo, hi := math.Log(d.v.Bandwidth[0]), math.Log(d.v.Bandwidth[1])
+		r := roundSig(math.Exp(lo + rng.Float64()*(hi-lo)))
+		f.Rate = &r
 	case nemesis.Clock:
 		if d.v.Offset[1] > 0 && rng.IntN(2) == 0 {
 			// A jump, ahead or back, instead of a rate.

@@ -318,7 +318,8 @@ type weakening struct {
 // a lasting fault lasts half as long (one that lasts until the heal, half
 // the time left), a probability is halved (a duplicate fault duplicates
 // less, a loss fault loses less), a delay fault's delay and jitter are
-// halved, a clock rate goes halfway to 1, a clock's jump is halved.
+// halved, a bandwidth fault's rate is doubled, a clock rate goes halfway
+// to 1, a clock's jump is halved.
 // Times are halved only while they are longer than grain.
 func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 	f := sc.Faults[i]
@@ -361,6 +362,11 @@ func weakenings(sc *scenario.Scenario, i int, grain time.Duration) []weakening {
 				w.Delay = scenario.Duration{D: d, Set: true}
 				w.Jitter = scenario.Duration{D: j, Set: f.Jitter.Set || j > 0}
 			})
+		}
+	case "bandwidth":
+		if f.Rate != nil && *f.Rate < 1e9 {
+			r := roundSig(2 * *f.Rate)
+			add(fmt.Sprintf("bandwidth %g → %g bytes/s", *f.Rate, r), func(w *scenario.Fault) { w.Rate = &r })
 		}
 	case "clock":
 		if f.Rate != nil && math.Abs(*f.Rate-1) > 0.05 {

@@ -274,3 +274,41 @@ func TestDrawClockJumps(t *testing.T) {
 		t.Errorf("a jump explored on built-in nodes: got %v, want it refused at explore.offset", err)
 	}
 }
+
+// A drawn bandwidth fault has a rate within the vocabulary's bounds (and
+// no burst), and its schedule is a valid scenario; its weakening doubles
+// the rate.
+func TestDrawBandwidth(t *testing.T) {
+	src := "nodes = 3\nalgorithm = \"bully\"\n[explore]\nkinds = [\"bandwidth\"]\nbandwidth = [1000, 100000]\n"
+	sc, err := scenario.Parse("bw.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDrawer(sc)
+	rng := rand.New(rand.NewPCG(1, 2))
+	low, high := 0, 0
+	for range 200 {
+		faults := d.schedule(rng)
+		for _, f := range faults {
+			if f.Kind != "bandwidth" || f.Rate == nil || *f.Rate < 1000 || *f.Rate > 100000 || f.Burst != nil {
+				t.Fatalf("drawn %+v, want a bandwidth fault of 1000 to 100000 bytes/s", f)
+			}
+			if *f.Rate < 10000 {
+				low++
+			} else {
+				high++
+			}
+		}
+		if _, err := (&Schedule{Faults: faults}).Scenario(sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if low == 0 || high == 0 {
+		t.Errorf("%d rates below 10 kB/s, %d above: a log scale draws both", low, high)
+	}
+	r := 5000.0
+	sc.Faults = []scenario.Fault{{Kind: "bandwidth", Rate: &r}}
+	if w := weakenings(sc, 0, time.Millisecond); len(w) == 0 || !strings.Contains(w[len(w)-1].what, "5000 → 10000") {
+		t.Errorf("weakenings %+v, want the rate doubled", w)
+	}
+}

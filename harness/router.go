@@ -176,7 +176,7 @@ func (rt *router) sendLocked(env wire.Envelope, mtype string, wk *wakes) {
 	} else {
 		now = r.rec.Now()
 	}
-	fate := rt.nem.DecideInto(rt.fate, nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body}, time.Duration(now))
+	fate := rt.nem.DecideInto(rt.fate, nemesis.Msg{Link: nemesis.Link{From: env.Src, To: env.Dest}, Type: mtype, Body: env.Body, Size: len(env.Body)}, time.Duration(now))
 	rt.fate = fate.Copies[:0]
 	var few [2]nemesis.Copy
 	copies := append(few[:0], fate.Copies...) // fate's are the router's, reused

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -56,6 +57,10 @@ const (
 	// corrupt its files, or make it full, slow or failing (DiskMode). A
 	// power failure is a crash with PowerFail.
 	Disk Kind = "disk"
+	// Bandwidth limits each covered link to Rate bytes a second, with a
+	// burst of Burst bytes: a message (a packet, a chunk) waits until the
+	// link has sent what came before it, as behind a throttled router.
+	Bandwidth Kind = "bandwidth"
 	// Timely makes the links out of some nodes eventually timely: from
 	// At (the global stabilisation time) on, every message on them is
 	// delivered within Delta, whatever the other faults say.
@@ -63,7 +68,7 @@ const (
 )
 
 // Kinds lists every fault, in the order the documentation gives them.
-var Kinds = []Kind{Crash, Restart, Replace, Pause, Resume, Clock, Disk, Partition, Loss, Delay, Duplicate, Corrupt, Joker, Timely}
+var Kinds = []Kind{Crash, Restart, Replace, Pause, Resume, Clock, Disk, Partition, Loss, Delay, Duplicate, Corrupt, Bandwidth, Joker, Timely}
 
 // OnProcess reports whether the fault acts on processes through a Cluster
 // rather than on the net.
@@ -311,8 +316,12 @@ type Fault struct {
 	// protocol nodes, where a cut message is dropped.
 	Cut CutKind
 	// Rate of a clock fault: clocks and timers run Rate times fast (0.5
-	// is half speed); 0 leaves the rate alone.
+	// is half speed); 0 leaves the rate alone. Of a bandwidth fault: the
+	// bytes a second each covered link carries.
 	Rate float64
+	// Burst of a bandwidth fault: how many bytes an idle link sends at
+	// once, before the rate holds them back (0: none).
+	Burst int64
 	// Offset of a clock fault: the clocks jump by it when it begins
 	// (forward, or back when negative).
 	Offset time.Duration
@@ -407,6 +416,10 @@ var ClockSets = []Clocks{Realtime, Monotonic, BothClocks}
 // MaxClockRate bounds a clock fault's rate.
 const MaxClockRate = 1000
 
+// MinBandwidth is the lowest rate of a bandwidth fault, in bytes a
+// second: below it a single packet waits for seconds.
+const MinBandwidth = 100
+
 // MinEvery is the shortest period of a repeated fault.
 const MinEvery = time.Millisecond
 
@@ -428,6 +441,8 @@ func Params(k Kind) []string {
 		return []string{"delay", "jitter", "distribution", "direction"}
 	case Corrupt:
 		return []string{"probability", "mode", "direction"}
+	case Bandwidth:
+		return []string{"rate", "burst", "direction"}
 	case Timely:
 		return []string{"delta", "direction"}
 	}
@@ -489,6 +504,13 @@ func (f *Fault) Check(nodes []string, duration time.Duration) error {
 		}
 		if f.Cut != "" && !slices.Contains(CutKinds, f.Cut) {
 			return fieldErr("cut", "unknown cut %q (known: stall, refuse)", f.Cut)
+		}
+	case Bandwidth:
+		if !(f.Rate >= MinBandwidth) || math.IsInf(f.Rate, 0) {
+			return fieldErr("rate", "a bandwidth fault needs rate, the bytes a second each link carries, at least %d, got %g", MinBandwidth, f.Rate)
+		}
+		if f.Burst < 0 {
+			return fieldErr("burst", "bytes an idle link sends at once: not negative, got %d", f.Burst)
 		}
 	case Timely:
 		if f.Delta <= 0 {

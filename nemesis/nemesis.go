@@ -395,12 +395,16 @@ func (n *Nemesis) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 // message on l (Msg.Port, Net.Port).
 func (n *Nemesis) Port(l Link) *Port { return n.net.Port(l) }
 
-// Cut reports whether l is cut by a partition, and how (see Net.Cut).
-func (n *Nemesis) Cut(l Link) (cut, refuse bool) { return n.net.Cut(l) }
+// Cut is how the partitions in force cut l (see Net.Cut).
+func (n *Nemesis) Cut(l Link) CutKind { return n.net.Cut(l) }
 
 // Alters reports whether Decide may alter the body of a message on l (see
 // Net.Alters).
 func (n *Nemesis) Alters(l Link) bool { return n.net.Alters(l) }
+
+// Sized reports whether Decide needs a message's size on l (see
+// Net.Sized).
+func (n *Nemesis) Sized(l Link) bool { return n.net.Sized(l) }
 
 // Apply carries out an action: a process action on the cluster, a link
 // action on the net. A skipped action does nothing.
@@ -540,13 +544,16 @@ func (n *Nemesis) start(fs *faultState, at, began time.Duration, why string) Act
 		if f.Cut != "" {
 			a.Detail += " (" + string(f.Cut) + ")"
 		}
-	case Loss, Duplicate, Corrupt, Delay, Joker, Timely:
+	case Loss, Duplicate, Corrupt, Delay, Bandwidth, Joker, Timely:
 		dir := f.Direction
 		if f.Kind == Joker {
 			dir = Out
 		}
 		a.rule = &rule{name: a.Name, kind: f.Kind, links: newSelector(nodes, dir), p: f.Probability,
 			delay: f.Delay, scale: f.Jitter, dist: f.Distribution, mode: f.Mode, delta: f.Delta}
+		if f.Kind == Bandwidth {
+			a.rule.rate, a.rule.burst = f.Rate, f.Burst
+		}
 	}
 	if f.For > 0 {
 		a.Detail = joinDetail(a.Detail, "for "+f.For.String())
@@ -622,6 +629,8 @@ func describe(f *Fault) string {
 		return fmt.Sprintf("%s p=%g %s", f.Mode, f.Probability, f.Direction)
 	case Delay:
 		return fmt.Sprintf("delay %s jitter %s %s %s", f.Delay, f.Jitter, f.Distribution, f.Direction)
+	case Bandwidth:
+		return fmt.Sprintf("%g bytes/s burst %d %s", f.Rate, f.Burst, f.Direction)
 	case Joker:
 		return "payload altered, sums redone"
 	case Timely:
@@ -722,4 +731,27 @@ func (h *items) Pop() any {
 	it := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return it
+}
+
+// InForce is a nemesis over nodes whose link faults are all in force from
+// the run's zero and never end, with no base latency: for a carrier's
+// tests, which ask it for fates without a schedule. Each fault is Checked
+// first; a process fault is refused.
+func InForce(nodes []string, faults ...Fault) (*Nemesis, error) {
+	const forever = 1 << 62
+	for i := range faults {
+		if faults[i].Kind.OnProcess() {
+			return nil, fmt.Errorf("faults[%d]: %s is a process fault, not a link's", i, faults[i].Kind)
+		}
+		if err := faults[i].Check(nodes, forever); err != nil {
+			return nil, fmt.Errorf("faults[%d]: %w", i, err)
+		}
+	}
+	n := New(Config{Nodes: nodes, Faults: faults, Duration: forever})
+	for _, a := range n.Due(0) {
+		if err := n.Apply(a, nil); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
 }

@@ -518,6 +518,9 @@ func TestCheck(t *testing.T) {
 		{"unknown distribution", Fault{Kind: Delay, Delay: ms, Distribution: "pareto"}, "distribution", "unknown"},
 		{"unknown mode", Fault{Kind: Corrupt, Probability: 1, Mode: "scramble"}, "mode", "unknown"},
 		{"unknown direction", Fault{Kind: Loss, Probability: 1, Direction: "sideways"}, "direction", "unknown"},
+		{"bandwidth without rate", Fault{Kind: Bandwidth}, "rate", "needs rate"},
+		{"bandwidth too low", Fault{Kind: Bandwidth, Rate: 10}, "rate", "at least 100"},
+		{"negative burst", Fault{Kind: Bandwidth, Rate: 1e6, Burst: -1}, "burst", "not negative"},
 		{"timely without delta", Fault{Kind: Timely}, "delta", "needs delta"},
 		{"timely repeated", Fault{Kind: Timely, Delta: ms, Every: 10 * ms}, "every", "once"},
 		{"replace for a while", Fault{Kind: Replace, Target: one, For: ms}, "for", "takes no time"},
@@ -543,6 +546,7 @@ func TestCheck(t *testing.T) {
 		{Kind: Partition, Groups: [][]string{{"n1"}}},
 		{Kind: Loss, Probability: 0.3},
 		{Kind: Timely, Delta: ms},
+		{Kind: Bandwidth, Rate: 1e5, Burst: 1500},
 		{Kind: Pause, Target: Target{Pick: Leader}, At: 10 * ms, For: 50 * ms},
 	}
 	for _, f := range good {

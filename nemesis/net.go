@@ -16,46 +16,32 @@ type Msg struct {
 	Link
 	Type string
 	Body []byte
+	// Size is how many bytes the message takes on the link, for a
+	// bandwidth fault: its body's, a whole packet's. Only a carrier that
+	// Net.Sized asks it of need set it.
+	Size int
+	// Queue, when above 0, is the longest a message may wait behind a
+	// bandwidth fault's rate (or the time MinQueue bytes take, if longer):
+	// one that would wait longer is dropped (DropOverflow), as by a full
+	// router queue. A packet carrier sets
+	// it; a stream is held back by TCP instead, and a message by the
+	// carrier's own bounds.
+	Queue time.Duration
 	// Port, when set, is the link's state as Net.Port returned it: a
 	// carrier that numbers its links looks each up once, and a fate then
 	// costs no lookup by the nodes' names (a map keyed by two strings).
 	Port *Port
 }
 
-// Port is one link's state in the net: the latest delivery due on it.
-type Port struct{ last time.Duration }
+// MinQueue is the fewest bytes a bounded queue (Msg.Queue) holds at a
+// bandwidth fault's rate: four of the largest IP packets, so that a slow
+// link's queue never holds less than a packet or two.
+const MinQueue = 4 << 16
 
-// Why a message was dropped by the net.
-const (
-	DropPartition = "partition"
-	DropLoss      = "loss"
-)
-
-// Fate is what happens to one message: dropped with a reason, or delivered
-// as one or more copies.
-type Fate struct {
-	Drop   bool
-	Reason string
-	// Copies are the deliveries: the message itself first, then any
-	// duplicates.
-	Copies []Copy
-}
-
-// Copy is one delivery of a message.
-type Copy struct {
-	// Delay is how long after its sending the copy is delivered.
-	Delay time.Duration
-	// Body, when not nil, is the altered body delivered instead.
-	Body []byte
-	// Corrupt says how Body was altered: "bitflip", "mutate", "joker", or
-	// two of them joined with "+"; "" when it was not.
-	Corrupt string
-	// Resum asks the driver to recompute the envelope's sum over Body (a
-	// joker's alteration, which the sender's own sum must cover).
-	Resum bool
-	// Duplicate marks a copy the net added.
-	Duplicate bool
-}
+// Port is one link's state in the net: the latest delivery due on it, and
+// when it has sent what a bandwidth fault let it (a token bucket, kept as
+// the time its last byte leaves).
+type Port struct{ last, free time.Duration }
 
 // rule is a link fault in force.
 type rule struct {
@@ -72,6 +58,9 @@ type rule struct {
 	dist   Distribution
 	mode   Mode
 	delta  time.Duration
+	// rate and burst are a bandwidth fault's bytes a second and bytes.
+	rate  float64
+	burst int64
 }
 
 // selector picks the links of some nodes in a direction.
@@ -149,9 +138,13 @@ func (n *Net) remove(name string) {
 //  2. a partition that cuts the link drops it;
 //  3. each loss fault covering the link drops it with its probability;
 //  4. each duplicate fault adds a copy with its probability;
-//  5. each copy gets the base delay (latency plus jitter) plus every delay
-//     fault's; the link keeps FIFO order unless a delay fault covers it;
-//  6. a joker sender alters the copy's payload (and its sum is redone);
+//  5. the tightest bandwidth fault covering the link makes the message
+//     wait for the link (Msg.Size bytes at its rate), or drops it when
+//     the wait is longer than Msg.Queue;
+//  6. each copy gets the base delay (latency plus jitter), the wait, and
+//     every delay fault's; the link keeps FIFO order unless a delay
+//     fault covers it;
+//  7. a joker sender alters the copy's payload (and its sum is redone);
 //     each corrupt fault alters it with its probability.
 func (n *Net) Decide(m Msg, now time.Duration) Fate { return n.DecideInto(nil, m, now) }
 
@@ -182,7 +175,7 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	}
 	for _, r := range n.rules {
 		if r.kind == Partition && r.cut[l] {
-			return Fate{Drop: true, Reason: DropPartition}
+			return Fate{Drop: true, Reason: DropPartition, Cut: n.Cut(l)}
 		}
 	}
 	for _, r := range n.rules {
@@ -197,13 +190,29 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 		}
 	}
 	reorder := false
+	var limit *rule // the tightest bandwidth fault on the link
 	for _, r := range n.rules {
-		reorder = reorder || (r.kind == Delay && r.links.covers(l))
+		switch {
+		case r.kind == Delay && r.links.covers(l):
+			reorder = true
+		case r.kind == Bandwidth && r.links.covers(l) && (limit == nil || r.rate < limit.rate):
+			limit = r
+		}
+	}
+	cell := n.port(m)
+	var wait time.Duration
+	if limit != nil {
+		// The link's token bucket: the message leaves once the link has
+		// sent what came before it, and is delivered as its last byte
+		// is; every copy waits as long (the link sent it once).
+		var ok bool
+		if wait, ok = cell.take(limit, m.Size, now, m.Queue); !ok {
+			return Fate{Drop: true, Reason: DropOverflow}
+		}
 	}
 	f := Fate{Copies: slices.Grow(buf[:0], copies)[:copies]}
-	cell := n.port(m)
 	for i := range f.Copies {
-		d := n.base(l)
+		d := n.base(l) + wait
 		for _, r := range n.rules {
 			if r.kind == Delay && r.links.covers(l) {
 				d += r.draw(n.rng)
@@ -221,17 +230,21 @@ func (n *Net) DecideInto(buf []Copy, m Msg, now time.Duration) Fate {
 	return f
 }
 
-// Cut reports whether a partition in force cuts l, and whether any that
-// does refuses rather than stalls: a stream driver holds or resets the
-// bytes of a cut direction instead of asking Decide of each chunk.
-func (n *Net) Cut(l Link) (cut, refuse bool) {
+// Cut is how the partitions in force cut l: Refuse when any that cuts it
+// refuses, Stall when they all stall, NoCut when none cuts it. A stream
+// driver holds or resets the bytes of a cut direction instead of asking
+// Decide of each chunk.
+func (n *Net) Cut(l Link) CutKind {
+	cut := NoCut
 	for _, r := range n.rules {
 		if r.kind == Partition && r.cut[l] {
-			cut = true
-			refuse = refuse || r.refuse
+			if r.refuse {
+				return Refuse
+			}
+			cut = Stall
 		}
 	}
-	return cut, refuse
+	return cut
 }
 
 // Alters reports whether Decide may alter the body of a message on l: a
@@ -245,6 +258,34 @@ func (n *Net) Alters(l Link) bool {
 		}
 	}
 	return false
+}
+
+// Sized reports whether Decide needs the size of a message on l
+// (Msg.Size): a bandwidth fault covers the link. A driver that makes a
+// message's bytes only when asked (the simulator) makes them then.
+func (n *Net) Sized(l Link) bool {
+	for _, r := range n.rules {
+		if r.kind == Bandwidth && r.links.covers(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// take is how long a message of size bytes sent at now waits for the link
+// whose state c is, under the bandwidth fault r: the link sends r.rate
+// bytes a second, and an idle one r.burst bytes at once (it is as if it
+// had finished sending burst/rate ago). It is not ok, and the link sends
+// nothing, when the message would wait longer than queue to leave, or
+// than MinQueue bytes take, whichever is longer (queue 0: any time).
+func (c *Port) take(r *rule, size int, now, queue time.Duration) (time.Duration, bool) {
+	perByte := float64(time.Second) / r.rate
+	start := max(c.free, now-time.Duration(float64(r.burst)*perByte))
+	if queue > 0 && start-now > max(queue, time.Duration(MinQueue*perByte)) {
+		return 0, false
+	}
+	c.free = start + time.Duration(float64(size)*perByte)
+	return max(c.free-now, 0), true
 }
 
 // timely returns the timely fault covering l, if any.

@@ -477,3 +477,57 @@ func TestSpread(t *testing.T) {
 		t.Errorf("the spread net drew from its stream: next %d, want %d", a, b)
 	}
 }
+
+// A bandwidth fault is a token bucket on each link it covers: back-to-back
+// messages leave one after another at its rate (so the n-th of size s is
+// delivered n·s/rate after the first was sent), an idle link first sends
+// its burst at once, a link it does not cover is not held back, a message
+// that would wait longer than its Queue is dropped without using the
+// link, and Sized says which links need a message's size.
+func TestBandwidth(t *testing.T) {
+	const rate, size = 10000.0, 1000 // 0.1s a message
+	bw := func(burst int64) *rule {
+		return &rule{name: "b", kind: Bandwidth, links: newSelector([]string{"n1"}, Out), rate: rate, burst: burst}
+	}
+	sized := func(from, to string, queue time.Duration) Msg {
+		m := msg(from, to)
+		m.Size, m.Queue = size, queue
+		return m
+	}
+	n := netWith(1, bw(0))
+	for i := 1; i <= 5; i++ {
+		f := n.Decide(sized("n1", "n2", 0), 0)
+		if want := time.Millisecond + time.Duration(i)*100*time.Millisecond; f.Drop || f.First().Delay != want {
+			t.Errorf("message %d: %+v, want delivered after %s", i, f, want)
+		}
+	}
+	if f := n.Decide(sized("n2", "n1", 0), 0); f.First().Delay != time.Millisecond {
+		t.Errorf("n2→n1, not covered: delay %s, want the base 1ms", f.First().Delay)
+	}
+	// After a quiet second the bucket is full again: a burst of 2500 bytes
+	// lets two messages through at once, the third waits for its last 500.
+	n = netWith(1, bw(2500))
+	for i, want := range []time.Duration{0, 0, 50 * time.Millisecond, 150 * time.Millisecond} {
+		if f := n.Decide(sized("n1", "n2", 0), time.Second); f.First().Delay != time.Millisecond+want {
+			t.Errorf("burst, message %d: delay %s, want %s", i, f.First().Delay, time.Millisecond+want)
+		}
+	}
+	// MinQueue bytes take 0.1s; they would leave at 0, 0.1s, 0.2s, 0.2s.
+	n = netWith(1, &rule{name: "b", kind: Bandwidth, links: newSelector([]string{"n1"}, Out), rate: MinQueue / 0.1})
+	for i, drop := range []bool{false, false, true, true} {
+		m := sized("n1", "n2", 150*time.Millisecond)
+		m.Size = MinQueue
+		if f := n.Decide(m, 0); f.Drop != drop || drop && f.Reason != DropOverflow {
+			t.Errorf("queue of 150ms, message %d: %+v, want dropped for overflow: %v", i, f, drop)
+		}
+	}
+	if f := n.Decide(Msg{Link: Link{"n1", "n2"}, Size: MinQueue, Queue: 50 * time.Millisecond}, 0); !f.Drop {
+		t.Errorf("a queue of 50ms holds %d bytes at the least: 0.2s of wait is more, yet %+v", MinQueue, f)
+	}
+	if f := n.Decide(Msg{Link: Link{"n1", "n2"}, Size: MinQueue}, 0); f.First().Delay != time.Millisecond+300*time.Millisecond {
+		t.Errorf("after the overflows: delay %s, want 301ms (the dropped messages took no time of the link)", f.First().Delay)
+	}
+	if !n.Sized(Link{"n1", "n2"}) || n.Sized(Link{"n2", "n1"}) {
+		t.Error("Sized: want n1→n2 only")
+	}
+}

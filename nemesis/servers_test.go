@@ -23,17 +23,19 @@ func TestCutKinds(t *testing.T) {
 				t.Errorf("%s: detail %q does not say %s", kind, a.Detail, want)
 			}
 		}
-		cut, refuse := n.Cut(Link{"n1", "n2"})
-		if !cut || refuse != (kind == Refuse) {
-			t.Errorf("%s: n1→n2 cut=%v refuse=%v", kind, cut, refuse)
+		if got := n.Cut(Link{"n1", "n2"}); got != kind {
+			t.Errorf("%s: n1→n2 cut %q", kind, got)
 		}
-		if cut, _ := n.Cut(Link{"n2", "n1"}); cut {
+		if f := n.Decide(Msg{Link: Link{"n1", "n2"}}, 0); !f.Drop || f.Reason != DropPartition || f.Cut != kind {
+			t.Errorf("%s: the fate of a message on n1→n2 is %+v, want dropped by a %s partition", kind, f, kind)
+		}
+		if cut := n.Cut(Link{"n2", "n1"}); cut != NoCut {
 			t.Errorf("%s: a one-way cut out of n1 cuts n2→n1", kind)
 		}
 		for _, a := range n.Heal(time.Second) {
 			n.Apply(a, c)
 		}
-		if cut, _ := n.Cut(Link{"n1", "n2"}); cut {
+		if cut := n.Cut(Link{"n1", "n2"}); cut != NoCut {
 			t.Errorf("%s: n1→n2 still cut after the heal", kind)
 		}
 	}

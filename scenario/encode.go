@@ -231,6 +231,9 @@ func (f *Fault) encode(kv func(string, any), dur func(string, Duration)) {
 	if f.Rate != nil {
 		kv("rate", *f.Rate)
 	}
+	if f.Burst != nil {
+		kv("burst", *f.Burst)
+	}
 	dur("offset", f.Offset)
 	if f.Clocks != "" {
 		kv("clocks", f.Clocks)

@@ -17,8 +17,8 @@ import (
 // leaves out, by the scenario's kind (docs/explore.md).
 type Explore struct {
 	// Kinds are the faults a schedule may hold (crash, restart, replace,
-	// pause, clock, partition, loss, delay, duplicate, corrupt, joker,
-	// disk). With disk, a drawn disk fault corrupts, fills, slows (real
+	// pause, clock, partition, loss, delay, duplicate, corrupt,
+	// bandwidth, joker, disk). With disk, a drawn disk fault corrupts, fills, slows (real
 	// servers only) or fails the disk, and a drawn crash is a power
 	// failure (lose-unsynced or torn) half the time.
 	Kinds []string `toml:"kinds"`
@@ -55,6 +55,9 @@ type Explore struct {
 	Delay []Duration `toml:"delay"`
 	// Rate bounds a clock fault's rate: [slowest, fastest].
 	Rate []float64 `toml:"rate"`
+	// Bandwidth bounds a bandwidth fault's rate, in bytes a second:
+	// [lowest, highest]. It is drawn on a log scale, with no burst.
+	Bandwidth []float64 `toml:"bandwidth"`
 	// Offset bounds a clock fault's jump, ahead or back: [smallest,
 	// largest]. Real processes only (servers, a node program of one's
 	// own): the simulator's clocks only run fast or slow.
@@ -104,12 +107,17 @@ func (t Trigger) When() *When {
 // exploreKinds are the faults a vocabulary may name: a timely fault has
 // one time (the GST), not a schedule, and a resume only undoes a pause.
 var exploreKinds = []nemesis.Kind{nemesis.Crash, nemesis.Restart, nemesis.Replace, nemesis.Pause, nemesis.Clock,
-	nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Joker, nemesis.Disk}
+	nemesis.Partition, nemesis.Loss, nemesis.Delay, nemesis.Duplicate, nemesis.Corrupt, nemesis.Bandwidth, nemesis.Joker, nemesis.Disk}
 
 // defaultOffset bounds the clock jumps explored on real processes: from
 // a second, past a typical election timeout, to half a minute, past a
 // typical lease or session.
 var defaultOffset = [2]time.Duration{time.Second, 30 * time.Second}
+
+// defaultBandwidth bounds the bandwidth faults explored, in bytes a
+// second: from a link a heartbeat still crosses to one a replica's stream
+// fills.
+var defaultBandwidth = [2]float64{1e4, 1e6}
 
 // DefaultMaxFaults is [explore] max_faults's default.
 const DefaultMaxFaults = 3
@@ -126,9 +134,10 @@ type Vocabulary struct {
 	Cuts      []nemesis.CutKind
 	Triggers  []Trigger
 	MaxFaults int
-	// At, For and Delay are [min, max]; Probability and Rate too.
-	At, For, Delay    [2]time.Duration
-	Probability, Rate [2]float64
+	// At, For and Delay are [min, max]; Probability, Rate and Bandwidth
+	// too.
+	At, For, Delay               [2]time.Duration
+	Probability, Rate, Bandwidth [2]float64
 	// Offset bounds a clock fault's jump (its size; ahead or back is
 	// drawn); zero when the scenario's clocks cannot jump.
 	Offset [2]time.Duration
@@ -177,6 +186,9 @@ func (s *Scenario) Vocabulary() Vocabulary {
 	if len(e.Rate) == 2 {
 		v.Rate = [2]float64{e.Rate[0], e.Rate[1]}
 	}
+	if len(e.Bandwidth) == 2 {
+		v.Bandwidth = [2]float64{e.Bandwidth[0], e.Bandwidth[1]}
+	}
 	if len(e.Offset) == 2 {
 		v.Offset = [2]time.Duration{e.Offset[0].D, e.Offset[1].D}
 	}
@@ -209,6 +221,7 @@ func (s *Scenario) defaultVocabulary() Vocabulary {
 		Delay:       [2]time.Duration{max(s.Network.Latency.D, time.Millisecond), max(20*s.Network.Latency.D, 20*time.Millisecond)},
 		Probability: [2]float64{0.1, 1},
 		Rate:        [2]float64{0.5, 2},
+		Bandwidth:   defaultBandwidth,
 	}
 	switch {
 	case s.Server != nil:
@@ -281,7 +294,7 @@ func (s *Scenario) validateExplore() error {
 		case kind == nemesis.Disk && s.Server != nil && s.Server.Disk == DiskDirect:
 			return s.errorf("explore.kinds", "disk faults need the data folders on coup's storage layer, and [server] disk = %q keeps them plain", DiskDirect)
 		case s.Server != nil && (kind == nemesis.Duplicate || kind == nemesis.Joker):
-			return s.errorf("explore.kinds", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, clock, partition, loss, delay and corrupt)", k)
+			return s.errorf("explore.kinds", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, clock, partition, loss, delay, corrupt and bandwidth)", k)
 		}
 	}
 	if e.Kinds != nil && len(e.Kinds) == 0 {
@@ -350,6 +363,9 @@ func (s *Scenario) validateExplore() error {
 		return err
 	}
 	if err := s.floatRange("explore.probability", e.Probability, 0, 1, true); err != nil {
+		return err
+	}
+	if err := s.floatRange("explore.bandwidth", e.Bandwidth, nemesis.MinBandwidth, math.Inf(1), true); err != nil {
 		return err
 	}
 	if err := s.durationRange("explore.offset", e.Offset, true); err != nil {
@@ -446,7 +462,7 @@ func (s *Scenario) encodeExplore(b *bytes.Buffer) {
 	for _, r := range []struct {
 		key string
 		x   []float64
-	}{{"probability", e.Probability}, {"rate", e.Rate}} {
+	}{{"probability", e.Probability}, {"rate", e.Rate}, {"bandwidth", e.Bandwidth}} {
 		if len(r.x) == 2 {
 			pair(r.key, r.x[0], r.x[1])
 		}

@@ -214,8 +214,12 @@ type Fault struct {
 	// (bytes held until the heal, the default) or refuse (connections
 	// reset and refused). Server scenarios only.
 	Cut string `toml:"cut"`
-	// Rate of a clock fault: how fast the clocks run (1.5, 0.8).
+	// Rate of a clock fault: how fast the clocks run (1.5, 0.8). Of a
+	// bandwidth fault: the bytes a second each covered link carries.
 	Rate *float64 `toml:"rate"`
+	// Burst of a bandwidth fault: the bytes an idle link sends at once
+	// (default 0).
+	Burst *int64 `toml:"burst"`
 	// Offset of a clock fault: a jump, forward ("30s") or back ("-30s").
 	Offset Duration `toml:"offset"`
 	// Clocks a clock fault skews: realtime, monotonic or both (the

@@ -504,7 +504,7 @@ func (s *Scenario) validateFault(i int) error {
 			// coup's network duplicates packets (TCP drops the copies,
 			// a datagram arrives twice).
 		case kind == nemesis.Duplicate, kind == nemesis.Joker, kind == nemesis.Timely:
-			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, disk, partition, loss, delay and corrupt)", kind)
+			return s.errorf(at+".kind", "%s has no meaning for real servers' byte streams (they take crash, restart, replace, pause, resume, clock, disk, partition, loss, delay, corrupt and bandwidth)", kind)
 		}
 	}
 	if f.Offset.Set && f.Offset.err != nil && f.Offset.err.Error() == "negative" {
@@ -678,6 +678,7 @@ func (f *Fault) written() []string {
 	add("mode", f.Mode != "")
 	add("cut", f.Cut != "")
 	add("rate", f.Rate != nil)
+	add("burst", f.Burst != nil)
 	add("offset", f.Offset.Set)
 	add("clocks", f.Clocks != "")
 	add("reset", f.Reset != nil)
@@ -720,6 +721,9 @@ func (f *Fault) convert() (nemesis.Fault, error) {
 	}
 	if f.Rate != nil {
 		nf.Rate = *f.Rate
+	}
+	if f.Burst != nil {
+		nf.Burst = *f.Burst
 	}
 	if f.When != nil {
 		nf.When = &nemesis.Trigger{Report: f.When.Report, Process: f.When.Process, Op: f.When.Op, Value: f.When.Value, Node: f.When.Node}

@@ -25,6 +25,7 @@ func (r *run) startProxies() error {
 	listen := func(cfg proxy.Config) error {
 		cfg.Policy = policy{r}
 		cfg.Events = r.linkEvent
+		cfg.LossReset = r.sv.LossReset.D
 		p, err := proxy.Listen(cfg)
 		if err != nil {
 			return fmt.Errorf("%d of the %d proxies listening: %w", len(r.proxies), want, err)
@@ -96,41 +97,27 @@ func (r *run) hostPids() map[string][]int {
 type policy struct{ r *run }
 
 // Cut says whether a partition cuts the link, and how.
-func (p policy) Cut(l nemesis.Link) proxy.Cut {
+func (p policy) Cut(l nemesis.Link) nemesis.CutKind {
 	p.r.mu.Lock()
-	cut, refuse := p.r.nem.Cut(l)
-	p.r.mu.Unlock()
-	switch {
-	case refuse:
-		return proxy.Refuse
-	case cut:
-		return proxy.Stall
-	}
-	return proxy.None
+	defer p.r.mu.Unlock()
+	return p.r.nem.Cut(l)
 }
 
 // Chunk asks the nemesis the fate of a chunk as of a message: a loss
-// holds it (then resets the connection), a delay delays it, a corruption
-// alters it. Base latency and jitter are the network's, as for messages.
-func (p policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) proxy.Fate {
+// holds it (then resets the connection), a delay or a bandwidth fault
+// delays it, a corruption alters it. Base latency and jitter are the
+// network's, as for messages.
+func (p policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 	r := p.r
-	n := len(b)
+	m := nemesis.Msg{Link: l, Type: "stream", Body: b, Size: len(b)}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if !r.nem.Alters(l) {
-		b = nil // the fate does not depend on the bytes: none is copied
+		m.Body = nil // the fate does not depend on the bytes: none is copied
 	}
-	f := r.nem.Decide(nemesis.Msg{Link: l, Type: "stream", Body: b}, r.Now())
-	r.links.count(l, n, f.Drop) // the links view's counts (linkcounts.go)
-	r.mu.Unlock()
-	if f.Drop {
-		return proxy.Fate{Lost: true, LossReset: r.sv.LossReset.D}
-	}
-	c := f.Copies[0] // a stream has no duplicates (validation refuses them)
-	out := proxy.Fate{Delay: c.Delay}
-	if c.Body != nil {
-		out.Body, out.How = c.Body, c.Corrupt
-	}
-	return out
+	f := r.nem.Decide(m, r.Now())
+	r.links.count(l, m.Size, f.Drop) // the links view's counts (linkcounts.go)
+	return f
 }
 
 // linkStats counts what the proxies did.
@@ -181,7 +168,7 @@ func (r *run) linkEvent(e proxy.Event) {
 		ev.What, ev.Reason = history.MsgDrop, "reset: "+e.Detail
 	case proxy.EventRefuse:
 		r.stats.add(history.CountLinkRefused)
-		if (policy{r}).Cut(e.Link) != proxy.Refuse && (policy{r}).Cut(nemesis.Link{From: e.Link.To, To: e.Link.From}) != proxy.Refuse {
+		if (policy{r}).Cut(e.Link) != nemesis.Refuse && (policy{r}).Cut(nemesis.Link{From: e.Link.To, To: e.Link.From}) != nemesis.Refuse {
 			return // the server itself refused (not listening yet): no fault's doing
 		}
 		ev.What, ev.Reason = history.MsgDrop, "refused: "+e.Detail

@@ -85,33 +85,20 @@ func (r *run) dialer(node string) dialFunc {
 }
 
 // netPolicy is the nemesis's view of each link, asked of each packet
-// under the driver's lock: a partition cuts (stalls or refuses), a loss
-// drops, a delay delays, a duplicate copies, a corruption alters the
-// payload. Base latency and jitter are the network's, as for messages.
+// under the driver's lock: the nemesis's fate, as it is (a partition cuts,
+// a loss drops, a delay delays, a bandwidth fault queues, a duplicate
+// copies, a corruption alters the payload). Base latency and jitter are
+// the network's, as for messages.
 type netPolicy struct{ r *run }
 
-func (p netPolicy) Packet(l nemesis.Link, proto string, payload []byte) hostnet.Fate {
+func (p netPolicy) Packet(m nemesis.Msg) nemesis.Fate {
 	r := p.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if cut, refuse := r.nem.Cut(l); cut {
-		if refuse {
-			return hostnet.Fate{Cut: hostnet.Refuse}
-		}
-		return hostnet.Fate{Cut: hostnet.Stall}
+	if !r.nem.Alters(m.Link) {
+		m.Body = nil // the fate does not depend on the bytes: none is copied
 	}
-	if !r.nem.Alters(l) {
-		payload = nil // the fate does not depend on the bytes: none is copied
-	}
-	f := r.nem.Decide(nemesis.Msg{Link: l, Type: proto, Body: payload}, r.Now())
-	if f.Drop {
-		return hostnet.Fate{Lost: true}
-	}
-	out := hostnet.Fate{Copies: make([]hostnet.Copy, len(f.Copies))}
-	for i, c := range f.Copies {
-		out.Copies[i] = hostnet.Copy{Delay: c.Delay, Payload: c.Body, How: c.Corrupt}
-	}
-	return out
+	return r.nem.Decide(m, r.Now())
 }
 
 var _ hostnet.Policy = netPolicy{}

@@ -14,7 +14,7 @@ import (
 // send handles a message a node sends: it is numbered, recorded, its fate
 // decided by the nemesis, and each copy queued for its delivery. The
 // message travels as a Go value; its bytes are made only when the nemesis
-// may alter them (or with RoundTrip).
+// may alter them, or a bandwidth fault counts them (or with RoundTrip).
 func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	// The receiver by name: a scan of a few nodes, not a map's hash.
 	dest := s.node(to)
@@ -34,7 +34,7 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	}
 	link := nemesis.Link{From: from.name, To: to}
 	var body []byte
-	if s.cfg.RoundTrip || s.nem.Alters(link) {
+	if s.cfg.RoundTrip || s.nem.Alters(link) || s.nem.Sized(link) {
 		var err error
 		if body, err = nodes.Encode(m); err != nil {
 			panic(fmt.Sprintf("%s: %v", s.cfg.Spec.Name, err)) // as in a real node: a message that cannot be encoded is a bug
@@ -51,7 +51,7 @@ func (s *Sim) send(from *node, to string, m nodes.Msg) {
 	// The fate: the nemesis's network, handed the link's state that the
 	// first message on it looked up (no lookup by two names), and the
 	// buffer of the last fate (no allocation).
-	fate := s.nem.DecideInto(s.copies, nemesis.Msg{Link: link, Type: mtype, Body: body, Port: s.port(from, dest, link)}, s.now)
+	fate := s.nem.DecideInto(s.copies, nemesis.Msg{Link: link, Type: mtype, Body: body, Size: len(body), Port: s.port(from, dest, link)}, s.now)
 	s.copies = fate.Copies
 	for range len(fate.Copies) - 1 {
 		s.cnt.duplicated++

@@ -16,27 +16,30 @@
 // in the machine's own namespace. A host's traffic to itself stays in
 // its namespace (its loopback), as on a machine.
 //
-// What each fate does to a packet:
+// What each fate (the nemesis's own nemesis.Fate) does to a packet:
 //
-//   - Stall drops it, a SYN as any other packet: a connect gets no answer
-//     until the heal, and TCP retransmits what was sent until then.
-//   - Refuse drops it and answers the sender as the refusing host: a TCP
-//     segment with a reset (a connect is refused, a connection reset), a
-//     UDP datagram with ICMP port unreachable (a connected socket reads
+//   - a Stall cut drops it, a SYN as any other packet: a connect gets no
+//     answer until the heal, and TCP retransmits what was sent until then.
+//   - a Refuse cut drops it and answers the sender as the refusing host: a
+//     TCP segment with a reset (a connect is refused, a connection reset),
+//     a UDP datagram with ICMP port unreachable (a connected socket reads
 //     ECONNREFUSED), any other protocol with ICMP administratively
 //     prohibited. Multicast is never answered.
-//   - Lost drops it: TCP retransmits, a datagram is gone.
+//   - any other drop is a loss (TCP retransmits, a datagram is gone), or a
+//     bandwidth fault's full queue (Overflow, MaxBacklog).
 //   - Each Copy is a delivery after its delay; copies due at one moment
 //     on a link keep their order, and copies with other delays are
 //     delivered in the order of their times (a delay with jitter
-//     reorders). A copy beyond the first is a duplicate.
-//   - A copy's Payload replaces the transport payload (a corruption of
-//     the same length), and the TCP or UDP checksum is recomputed, so that
-//     the altered bytes reach the application, as the corruption a
-//     network's checks miss does.
+//     reorders; a bandwidth fault's wait is part of the delay, and keeps
+//     the order). A copy beyond the first is a duplicate.
+//   - A copy's Body replaces the transport payload (a corruption of the
+//     same length), and the TCP or UDP checksum is recomputed, so that the
+//     altered bytes reach the application, as the corruption a network's
+//     checks miss does.
 //
 // Every packet is counted on its link (Counts): delivered packets and
-// bytes, and those cut, refused, lost, delayed, duplicated, corrupted.
+// bytes, and those cut, refused, lost, overflowed, delayed, duplicated,
+// corrupted.
 // Refusals and corruptions are also Events, for the history.
 //
 // The driving contract:

@@ -9,8 +9,9 @@ import (
 // maxPacket bounds a packet read from a TUN device (its MTU is smaller).
 const maxPacket = 65535
 
-// MaxBacklog is how far behind a link under a bandwidth limit may fall:
-// a packet that would leave later than this is dropped.
+// MaxBacklog is how far behind a link under a bandwidth fault may fall:
+// a packet that would leave later than this is dropped (the Policy is
+// told so: nemesis.Msg.Queue).
 const MaxBacklog = 200 * time.Millisecond
 
 // read forwards every packet host h sends out, until the network closes:
@@ -70,9 +71,9 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 	ln := n.links[h.i][to.i]
 	seq := n.seq.Add(1)
 	proto := protoName(p.proto)
-	f := n.cfg.Policy.Packet(ln.l, proto, p.b[p.payload:])
+	f := n.cfg.Policy.Packet(nemesis.Msg{Link: ln.l, Type: proto, Body: p.b[p.payload:], Size: len(p.b), Queue: MaxBacklog})
 	switch {
-	case f.Cut == Refuse:
+	case f.Cut == nemesis.Refuse:
 		ln.refused.Add(1)
 		ln.droppedBytes.Add(int64(len(p.b)))
 		if shared {
@@ -88,50 +89,34 @@ func (n *Network) forward(h, to *Host, p packet, shared bool) {
 		n.event(Event{Kind: EventRefuse, Link: ln.l, Packet: seq, Proto: proto, Detail: what})
 		h.wire.write(answer)
 		return
-	case f.Cut != None:
+	case f.Cut != nemesis.NoCut:
 		ln.cut.Add(1)
 		ln.droppedBytes.Add(int64(len(p.b)))
 		return
-	case f.Lost:
+	case f.Drop && f.Reason == nemesis.DropOverflow:
+		ln.overflow.Add(1)
+		ln.droppedBytes.Add(int64(len(p.b)))
+		return
+	case f.Drop:
 		ln.lost.Add(1)
 		ln.droppedBytes.Add(int64(len(p.b)))
 		return
 	}
 	copies := f.Copies
 	if len(copies) == 0 {
-		copies = []Copy{{}}
+		copies = []nemesis.Copy{{}}
 	}
 	now := time.Now()
-	if f.Rate > 0 {
-		// The link sends one packet after another at the rate: this one
-		// leaves when those before it have gone, and its copies' delays
-		// count from then.
-		leave := now
-		if ln.free.After(now) {
-			leave = ln.free
-		}
-		if leave.Sub(now) > MaxBacklog {
-			ln.overflow.Add(1)
-			ln.droppedBytes.Add(int64(len(p.b)))
-			return
-		}
-		ln.free = leave.Add(time.Duration(float64(len(p.b)) / f.Rate * float64(time.Second)))
-		if wait := ln.free.Sub(now); wait > 0 {
-			for i := range copies {
-				copies[i].Delay += wait
-			}
-		}
-	}
 	for i, c := range copies {
 		b := p.b
-		if c.Payload != nil && len(c.Payload) == len(p.b)-p.payload {
+		if c.Body != nil && len(c.Body) == len(p.b)-p.payload {
 			b = append([]byte(nil), p.b...)
-			copy(b[p.payload:], c.Payload)
+			copy(b[p.payload:], c.Body)
 			q := p
 			q.b = b
 			fixTransport(q)
 			ln.corrupted.Add(1)
-			n.event(Event{Kind: EventCorrupt, Link: ln.l, Packet: seq, Proto: proto, Detail: c.How})
+			n.event(Event{Kind: EventCorrupt, Link: ln.l, Packet: seq, Proto: proto, Detail: c.Corrupt})
 		}
 		if i > 0 {
 			ln.duplicated.Add(1)
@@ -173,7 +158,7 @@ type LinkCounts struct {
 	Packets, Bytes int64
 	// Cut counts the packets dropped by a stalled cut, Refused those
 	// answered by a refused one, Lost those dropped by a loss, Overflow
-	// those dropped by a bandwidth limit's full queue.
+	// those dropped by a bandwidth fault's full queue.
 	Cut, Refused, Lost, Overflow int64
 	// DroppedBytes are the whole packets' bytes of those four.
 	DroppedBytes int64

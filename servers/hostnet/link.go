@@ -3,7 +3,6 @@ package hostnet
 import (
 	"net/netip"
 	"sync/atomic"
-	"time"
 
 	"github.com/coupharness/coup/nemesis"
 )
@@ -14,9 +13,6 @@ type link struct {
 	l nemesis.Link
 	packets, bytes, cut, refused, lost, overflow,
 	delayed, duplicated, corrupted, droppedBytes atomic.Int64
-	// free is when a link under a bandwidth limit has sent what it was
-	// given: only the sender's reader touches it.
-	free time.Time
 }
 
 func (ln *link) counts() LinkCounts {

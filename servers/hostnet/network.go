@@ -112,7 +112,7 @@ func New(cfg Config) (*Network, error) {
 		cfg.MTU = DefaultMTU
 	}
 	if cfg.Policy == nil {
-		cfg.Policy = PolicyFunc(func(nemesis.Link, string, []byte) Fate { return Fate{} })
+		cfg.Policy = PolicyFunc(func(nemesis.Msg) nemesis.Fate { return nemesis.Fate{} })
 	}
 	if _, err := homeNamespace(); err != nil {
 		return nil, err

@@ -17,16 +17,18 @@ import (
 )
 
 // testPolicy is a policy a test sets: a cut of n1↔n2, a loss, a delay,
-// drawn from a seeded source.
+// drawn from a seeded source; or a nemesis's own fates (nem, on its
+// clock from zero).
 type testPolicy struct {
 	mu    sync.Mutex
-	cut   Cut
+	cut   nemesis.CutKind
 	cutTo map[string]bool // links to these hosts stall
 	loss  float64
 	delay time.Duration
 	dup   float64
 	flip  bool
-	rate  float64
+	nem   *nemesis.Nemesis
+	zero  time.Time
 	rng   *rand.Rand
 }
 
@@ -36,27 +38,30 @@ func (p *testPolicy) set(f func(p *testPolicy)) {
 	f(p)
 }
 
-func (p *testPolicy) Packet(l nemesis.Link, proto string, payload []byte) Fate {
+func (p *testPolicy) Packet(m nemesis.Msg) nemesis.Fate {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cut != None {
-		return Fate{Cut: p.cut}
+	if p.nem != nil {
+		return p.nem.Decide(m, time.Since(p.zero))
 	}
-	if p.cutTo[l.To] {
-		return Fate{Cut: Stall}
+	if p.cut != nemesis.NoCut {
+		return nemesis.Fate{Drop: true, Cut: p.cut}
+	}
+	if p.cutTo[m.To] {
+		return nemesis.Fate{Drop: true, Cut: nemesis.Stall}
 	}
 	if p.loss > 0 && p.rng.Float64() < p.loss {
-		return Fate{Lost: true}
+		return nemesis.Fate{Drop: true, Reason: nemesis.DropLoss}
 	}
-	c := Copy{Delay: p.delay}
-	if p.flip && len(payload) > 0 {
-		c.Payload = append([]byte(nil), payload...)
-		c.Payload[0] ^= 0x20
-		c.How = "bitflip"
+	c := nemesis.Copy{Delay: p.delay}
+	if p.flip && len(m.Body) > 0 {
+		c.Body = append([]byte(nil), m.Body...)
+		c.Body[0] ^= 0x20
+		c.Corrupt = "bitflip"
 	}
-	f := Fate{Copies: []Copy{c}, Rate: p.rate}
+	f := nemesis.Fate{Copies: []nemesis.Copy{c}}
 	if p.dup > 0 && p.rng.Float64() < p.dup {
-		f.Copies = append(f.Copies, Copy{Delay: p.delay})
+		f.Copies = append(f.Copies, nemesis.Copy{Delay: p.delay})
 	}
 	return f
 }
@@ -166,7 +171,7 @@ func TestUDPStopsAcrossACutAndResumesAtTheHeal(t *testing.T) {
 	if _, ok := ping(c, 5*time.Second); !ok {
 		t.Fatal("no echo before the cut")
 	}
-	p.set(func(p *testPolicy) { p.cut = Stall })
+	p.set(func(p *testPolicy) { p.cut = nemesis.Stall })
 	for i := range 5 {
 		if _, ok := ping(c, 200*time.Millisecond); ok {
 			t.Fatalf("datagram %d crossed a stalled cut", i)
@@ -175,13 +180,13 @@ func TestUDPStopsAcrossACutAndResumesAtTheHeal(t *testing.T) {
 	if cut := n.Counts().Total().Cut; cut < 5 {
 		t.Errorf("%d packets counted as cut, want at least 5", cut)
 	}
-	p.set(func(p *testPolicy) { p.cut = None })
+	p.set(func(p *testPolicy) { p.cut = nemesis.NoCut })
 	if _, ok := ping(c, 5*time.Second); !ok {
 		t.Fatal("no echo after the heal")
 	}
 	// A refused cut answers a datagram with port unreachable: the
 	// connected socket reads ECONNREFUSED.
-	p.set(func(p *testPolicy) { p.cut = Refuse })
+	p.set(func(p *testPolicy) { p.cut = nemesis.Refuse })
 	c.Write([]byte("ping"))
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 64)); !errors.Is(err, syscall.ECONNREFUSED) {
@@ -271,7 +276,7 @@ func TestTCPConnectAcrossAStallGetsNoAnswerUntilTheHeal(t *testing.T) {
 			c.Close()
 		}
 	}()
-	p.set(func(p *testPolicy) { p.cut = Stall })
+	p.set(func(p *testPolicy) { p.cut = nemesis.Stall })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	_, err = n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002")
 	cancel()
@@ -283,7 +288,7 @@ func TestTCPConnectAcrossAStallGetsNoAnswerUntilTheHeal(t *testing.T) {
 	// now crosses.
 	heal := 1500 * time.Millisecond
 	start := time.Now()
-	time.AfterFunc(heal, func() { p.set(func(p *testPolicy) { p.cut = None }) })
+	time.AfterFunc(heal, func() { p.set(func(p *testPolicy) { p.cut = nemesis.NoCut }) })
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002")
@@ -300,7 +305,7 @@ func TestTCPConnectAcrossAStallGetsNoAnswerUntilTheHeal(t *testing.T) {
 		t.Errorf("read %q, %v after the heal", b, err)
 	}
 	// A refused cut resets a connect at once.
-	p.set(func(p *testPolicy) { p.cut = Refuse })
+	p.set(func(p *testPolicy) { p.cut = nemesis.Refuse })
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := n.Host("n1").DialContext(ctx, "tcp4", h2.Addr.String()+":9002"); !errors.Is(err, syscall.ECONNREFUSED) {
@@ -359,6 +364,10 @@ func TestLeftoversOfADeadRunAreRemoved(t *testing.T) {
 	}
 }
 
+// A bandwidth fault holds a TCP stream to its rate: what a sender that
+// never waits gets across a throttled link in a few seconds is within 20%
+// of the rate's worth, at two rates (a limit that did nothing, or one
+// that dropped too much, is outside it).
 func TestBandwidthLimitsATCPStream(t *testing.T) {
 	n, p := twoHosts(t)
 	h2 := n.Host("n2")
@@ -367,8 +376,26 @@ func TestBandwidthLimitsATCPStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	const rate = 2e6 // bytes a second
-	p.set(func(p *testPolicy) { p.rate = rate })
+	for _, rate := range []float64{250e3, 2e6} { // bytes a second
+		nem, err := nemesis.InForce([]string{"n1", "n2"}, nemesis.Fault{Kind: nemesis.Bandwidth, Target: nemesis.Target{Nodes: []string{"n1"}}, Direction: nemesis.Out, Rate: rate, Burst: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.set(func(p *testPolicy) { p.nem, p.zero = nem, time.Now() })
+		k, took := stream(t, ln, n.Host("n1"), h2.Addr.String()+":9004", 3*time.Second)
+		got := float64(k) / took.Seconds()
+		t.Logf("%d bytes in %v across a %g B/s limit: %.0f B/s (%.2f of it)", k, took, rate, got, got/rate)
+		if got < 0.8*rate || got > 1.2*rate {
+			t.Errorf("%.0f B/s across a %g B/s limit: not within 20%% of it", got, rate)
+		}
+	}
+}
+
+// stream sends as fast as it can from h to addr for span, on a connection
+// ln accepts, and returns the bytes that arrived meanwhile and how long
+// that was.
+func stream(t *testing.T, ln net.Listener, h *Host, addr string, span time.Duration) (int64, time.Duration) {
+	t.Helper()
 	got := make(chan int64, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -379,7 +406,7 @@ func TestBandwidthLimitsATCPStream(t *testing.T) {
 		defer c.Close()
 		var k int64
 		b := make([]byte, 64<<10)
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		c.SetReadDeadline(time.Now().Add(span))
 		for {
 			m, err := c.Read(b)
 			k += int64(m)
@@ -389,32 +416,23 @@ func TestBandwidthLimitsATCPStream(t *testing.T) {
 			}
 		}
 	}()
-	c, err := n.Host("n1").DialContext(context.Background(), "tcp4", h2.Addr.String()+":9004")
+	c, err := h.DialContext(context.Background(), "tcp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const span = 2 * time.Second
 	buf := make([]byte, 16<<10)
-	c.SetWriteDeadline(time.Now().Add(span))
 	start := time.Now()
+	c.SetWriteDeadline(start.Add(span))
 	for time.Since(start) < span {
 		if _, err := c.Write(buf); err != nil {
-			break // the deadline, the sender's buffer full
+			break // the deadline
 		}
 	}
+	k := <-got // the reader's own deadline: what arrived within the span
 	took := time.Since(start)
 	c.(*net.TCPConn).SetLinger(0)
 	c.Close() // what is still queued is reset away
-	k := <-got
-	t.Logf("%d bytes in %v across a %g B/s limit (%.2f of it)", k, took, rate, float64(k)/took.Seconds()/rate)
-	// What arrived within the span is at most the rate's worth, and, the
-	// stream never waiting on its sender, not much below it.
-	if max := rate * took.Seconds() * 1.2; float64(k) > max {
-		t.Errorf("%d bytes in %v across a %g B/s limit: more than %.0f", k, took, rate, max)
-	}
-	if min := rate * took.Seconds() * 0.4; float64(k) < min {
-		t.Errorf("%d bytes in %v across a %g B/s limit: less than %.0f", k, took, rate, min)
-	}
+	return k, took
 }
 
 // vrrpSocket is a raw socket of IP protocol 112 (VRRP's) on h, a member

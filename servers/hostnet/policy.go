@@ -1,93 +1,34 @@
 package hostnet
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/coupharness/coup/nemesis"
-)
-
-// Cut is how a directed link is cut.
-type Cut int
-
-const (
-	// None: the packet meets the fate Policy.Packet gives it.
-	None Cut = iota
-	// Stall drops every packet on the link, a SYN as any other: the
-	// sender hears nothing and retransmits until the heal or its own
-	// timeout.
-	Stall
-	// Refuse drops every packet on the link and answers it as a host
-	// that refuses would: a TCP segment with a reset, anything else with
-	// an ICMP destination unreachable.
-	Refuse
-)
-
-// String names the cut as the history does.
-func (c Cut) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Stall:
-		return "stall"
-	case Refuse:
-		return "refuse"
-	}
-	return fmt.Sprintf("Cut(%d)", int(c))
-}
-
-// Fate is what becomes of one packet on a link. The zero Fate delivers
-// it at once, unaltered.
-type Fate struct {
-	// Cut, when not None, drops the packet (and Refuse answers it); the
-	// rest of the fate is then not looked at.
-	Cut Cut
-	// Lost drops the packet (a loss).
-	Lost bool
-	// Rate, when above 0, limits the link to that many bytes a second:
-	// the packet leaves once the link has sent what came before it at
-	// that rate (its copies' delays count from then), and is dropped
-	// when that is more than MaxBacklog away, as by a full router
-	// queue.
-	Rate float64
-	// Copies are the deliveries when the packet is neither cut nor lost:
-	// the packet itself first, then any duplicates. None at all means
-	// one, at once, unaltered.
-	Copies []Copy
-}
-
-// Copy is one delivery of a packet.
-type Copy struct {
-	// Delay is how long after it was read the copy is delivered. Copies
-	// due at the same moment on one link keep the order they were read in.
-	Delay time.Duration
-	// Payload, when not nil, is the transport payload delivered instead of
-	// the packet's (a corruption), of the same length; the transport's
-	// checksum is recomputed over it, so that it reaches the application.
-	Payload []byte
-	// How says how Payload was altered, for the event.
-	How string
-}
+import "github.com/coupharness/coup/nemesis"
 
 // Policy is the driver's side of the network: the nemesis's view of each
 // link. It is asked about every packet, from the goroutine that read it
 // (one per host), so it does its own locking and answers quickly; it
 // must not call back into the network.
+//
+// Its answer is the nemesis's own Fate, taken as it is: a cut drops the
+// packet (Stall) or answers it (Refuse); any other drop is a loss, or a
+// bandwidth fault's full queue (nemesis.DropOverflow); each copy is a
+// delivery after its delay (a bandwidth fault's wait is in it), with
+// Body, when set, the transport payload delivered instead (of the same
+// length; the transport's checksum is recomputed over it, so that it
+// reaches the application). Copies due at one moment on a link keep the
+// order they were read in; a Fate with none delivers the packet at once.
 type Policy interface {
-	// Packet decides the fate of a packet on l: proto names its protocol
-	// ("tcp", "udp", "icmp", "vrrp", "ip"), and payload is its transport
-	// payload, valid only during the call and not to be changed (a
-	// corruption returns an altered copy).
-	Packet(l nemesis.Link, proto string, payload []byte) Fate
+	// Packet decides the fate of a packet: m.Link is its link, m.Type
+	// names its protocol ("tcp", "udp", "icmp", "vrrp", "ip"), m.Size is
+	// the whole IP packet's length, m.Queue MaxBacklog, and m.Body its
+	// transport payload, valid only during the call and not to be
+	// changed (a corruption returns an altered copy).
+	Packet(m nemesis.Msg) nemesis.Fate
 }
 
 // PolicyFunc is a Policy of one function.
-type PolicyFunc func(l nemesis.Link, proto string, payload []byte) Fate
+type PolicyFunc func(m nemesis.Msg) nemesis.Fate
 
 // Packet calls the function.
-func (f PolicyFunc) Packet(l nemesis.Link, proto string, payload []byte) Fate {
-	return f(l, proto, payload)
-}
+func (f PolicyFunc) Packet(m nemesis.Msg) nemesis.Fate { return f(m) }
 
 // The kinds of Event.
 const (
@@ -95,7 +36,7 @@ const (
 	// or an ICMP unreachable; Detail says which.
 	EventRefuse = "refuse"
 	// EventCorrupt: a packet was delivered with its payload altered;
-	// Detail is Copy.How. It is emitted before the packet is written.
+	// Detail is the copy's Corrupt. It is emitted before the packet is written.
 	EventCorrupt = "corrupt"
 )
 

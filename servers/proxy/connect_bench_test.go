@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"testing"
+
+	"github.com/coupharness/coup/nemesis"
 )
 
 // BenchmarkConnect measures a connect through the proxy and the first
@@ -83,10 +85,10 @@ func BenchmarkShutAndOpen(b *testing.B) {
 	}
 	defer p.Close()
 	for b.Loop() {
-		pol.set(n1n2, Stall)
+		pol.set(n1n2, nemesis.Stall)
 		p.Changed()
 		<-shut
-		pol.set(n1n2, None)
+		pol.set(n1n2, nemesis.NoCut)
 		p.Changed()
 		<-open
 	}

@@ -48,12 +48,13 @@ type direction struct {
 type held struct {
 	data    []byte
 	off     int64
-	eof     bool      // the end of the stream, passed on with CloseWrite
-	decided bool      // fate is Policy.Chunk's answer
-	fate    Fate      // Body, when set, is the held chunk's own copy
-	read    time.Time // when it was read
-	since   time.Time // when its fate was decided: Delay and LossReset count from here
-	stalled bool      // held by a stall or a loss: its release is an event
+	eof     bool         // the end of the stream, passed on with CloseWrite
+	decided bool         // lost and copy are Policy.Chunk's answer
+	lost    bool         // its fate drops it: a loss holds it
+	copy    nemesis.Copy // its fate's first copy; Body, when set, its own
+	read    time.Time    // when it was read
+	since   time.Time    // when its fate was decided: Delay and LossReset count from here
+	stalled bool         // held by a stall or a loss: its release is an event
 }
 
 func newDirection(c *conn, l nemesis.Link, src, dst *net.TCPConn) *direction {
@@ -90,30 +91,30 @@ func (d *direction) forward(b []byte) bool {
 	// Policy.Cut: a call into the driver's view of the links, under its
 	// lock; a partition must stop the very next chunk.
 	switch d.policy.Cut(d.link) {
-	case Refuse:
+	case nemesis.Refuse:
 		d.c.reset(d.link, off, "a chunk on a refused link")
 		return false
-	case Stall:
+	case nemesis.Stall:
 		now := time.Now()
 		return d.hold(&held{data: bytes.Clone(b), off: off, read: now, since: now, stalled: true})
 	}
 	// Policy.Chunk: a second call into the driver, for the chunk's delay,
 	// loss or corruption.
 	gen := d.c.p.policyChanges.Load()
-	fate := d.policy.Chunk(d.link, d.c.id, off, b)
+	lost, c := d.chunk(off, b)
 	// The hot path: nothing is held before this chunk and nothing holds
 	// it, so this goroutine writes it straight from the read buffer: no
 	// copy, no hand-over to another goroutine.
-	if d.queued.Load() == 0 && fate.Delay <= 0 && !fate.Lost {
-		return d.write(b, off, fate)
+	if d.queued.Load() == 0 && c.Delay <= 0 && !lost {
+		return d.write(b, off, c)
 	}
 	now := time.Now()
-	h := &held{data: bytes.Clone(b), off: off, decided: true, fate: fate, read: now, since: now, stalled: fate.Lost}
-	h.fate.Body = bytes.Clone(fate.Body)
+	h := &held{data: bytes.Clone(b), off: off, decided: true, lost: lost, copy: c, read: now, since: now, stalled: lost}
+	h.copy.Body = bytes.Clone(c.Body)
 	if !d.hold(h) {
 		return false
 	}
-	if fate.Lost && d.c.p.policyChanges.Load() != gen {
+	if lost && d.c.p.policyChanges.Load() != gen {
 		// The policy changed after this chunk's fate was asked, and the
 		// drain may have looked at what was held before it was: it looks
 		// again, or the lost chunk would wait out its LossReset after
@@ -123,16 +124,23 @@ func (d *direction) forward(b []byte) bool {
 	return true
 }
 
-// write writes a chunk whose time has come (its fate's Body instead, when
+// chunk asks the policy the fate of the chunk b at off: whether it is lost
+// (any drop), and its first copy (a stream has no duplicates).
+func (d *direction) chunk(off int64, b []byte) (lost bool, c nemesis.Copy) {
+	f := d.policy.Chunk(d.link, d.c.id, off, b)
+	return f.Drop, f.First()
+}
+
+// write writes a chunk whose time has come (its copy's Body instead, when
 // set). It returns false when the connection has ended.
-func (d *direction) write(b []byte, off int64, f Fate) bool {
-	if f.Body != nil {
-		if len(f.Body) != len(b) {
-			panic(fmt.Sprintf("proxy: Policy.Chunk gave a body of %d bytes for a chunk of %d on %s→%s", len(f.Body), len(b), d.link.From, d.link.To))
+func (d *direction) write(b []byte, off int64, c nemesis.Copy) bool {
+	if c.Body != nil {
+		if len(c.Body) != len(b) {
+			panic(fmt.Sprintf("proxy: Policy.Chunk gave a body of %d bytes for a chunk of %d on %s→%s", len(c.Body), len(b), d.link.From, d.link.To))
 		}
-		b = f.Body
+		b = c.Body
 		d.c.p.corrupted.Add(1)
-		d.c.p.emit(Event{Kind: EventCorrupt, Conn: d.c.id, Link: d.link, Off: off, Detail: f.How})
+		d.c.p.emit(Event{Kind: EventCorrupt, Conn: d.c.id, Link: d.link, Off: off, Detail: c.Corrupt})
 	}
 	// Write: one system call; it blocks while the receiver's window is
 	// full, which stops this reader too: TCP's backpressure, end to end.
@@ -150,15 +158,15 @@ func (d *direction) write(b []byte, off int64, f Fate) bool {
 func (d *direction) endOfStream() {
 	cut := d.policy.Cut(d.link)
 	switch {
-	case cut == Refuse:
+	case cut == nemesis.Refuse:
 		d.c.reset(d.link, d.off, "end of stream on a refused link")
 		return
-	case cut == None && d.queued.Load() == 0:
+	case cut == nemesis.NoCut && d.queued.Load() == 0:
 		d.closeWrite()
 		return
 	}
 	now := time.Now()
-	d.hold(&held{eof: true, off: d.off, read: now, since: now, stalled: cut == Stall})
+	d.hold(&held{eof: true, off: d.off, read: now, since: now, stalled: cut == nemesis.Stall})
 }
 
 func (d *direction) closeWrite() bool {
@@ -183,7 +191,7 @@ func (d *direction) hold(h *held) bool {
 		if d.bytes < maxHeld {
 			d.q = append(d.q, h)
 			d.bytes += len(h.data)
-			if h.fate.Lost {
+			if h.lost {
 				d.lost++
 			}
 			d.queued.Add(1)
@@ -252,10 +260,10 @@ func (d *direction) release(h *held) bool {
 			return false
 		}
 		switch d.policy.Cut(d.link) {
-		case Refuse:
+		case nemesis.Refuse:
 			d.c.reset(d.link, h.off, "held bytes on a refused link")
 			return false
-		case Stall:
+		case nemesis.Stall:
 			if !h.stalled {
 				h.stalled = true
 				d.c.p.emit(d.holdEvent(h))
@@ -272,30 +280,30 @@ func (d *direction) release(h *held) bool {
 		if !h.decided {
 			d.decide(h, now)
 		}
-		if h.fate.Lost {
-			if !d.wait(h.since.Add(h.fate.LossReset)) {
+		if h.lost {
+			if !d.wait(h.since.Add(d.c.p.cfg.LossReset)) {
 				return false
 			}
 			continue
 		}
-		if at := h.since.Add(h.fate.Delay); now.Before(at) {
+		if at := h.since.Add(h.copy.Delay); now.Before(at) {
 			if !d.wait(at) {
 				return false
 			}
 			continue
 		}
 		d.released(h, fmt.Sprintf("%d bytes", len(h.data)))
-		return d.write(h.data, h.off, h.fate)
+		return d.write(h.data, h.off, h.copy)
 	}
 }
 
 // decide asks the policy for the fate of a chunk read while its link
 // stalled, now that it no longer does.
 func (d *direction) decide(h *held, now time.Time) {
-	h.fate = d.policy.Chunk(d.link, d.c.id, h.off, h.data)
-	h.fate.Body = bytes.Clone(h.fate.Body)
+	h.lost, h.copy = d.chunk(h.off, h.data)
+	h.copy.Body = bytes.Clone(h.copy.Body)
 	h.decided, h.since = true, now
-	if h.fate.Lost {
+	if h.lost {
 		if !h.stalled {
 			h.stalled = true
 			d.c.p.emit(d.holdEvent(h))
@@ -309,7 +317,7 @@ func (d *direction) decide(h *held, now time.Time) {
 // holdEvent is the event of an item held by a stall or a loss.
 func (d *direction) holdEvent(h *held) Event {
 	why := "stall"
-	if h.decided && h.fate.Lost {
+	if h.decided && h.lost {
 		why = "loss"
 	}
 	what := fmt.Sprintf("%d bytes", len(h.data))
@@ -370,7 +378,7 @@ func (d *direction) lostChunks() []*held {
 	}
 	var out []*held
 	for _, h := range d.q {
-		if h.decided && h.fate.Lost {
+		if h.decided && h.lost {
 			out = append(out, h)
 		}
 	}
@@ -380,7 +388,7 @@ func (d *direction) lostChunks() []*held {
 func (d *direction) nextLossDeadline() (time.Time, bool) {
 	var first time.Time
 	for _, h := range d.lostChunks() {
-		if t := h.since.Add(h.fate.LossReset); first.IsZero() || t.Before(first) {
+		if t := h.since.Add(d.c.p.cfg.LossReset); first.IsZero() || t.Before(first) {
 			first = t
 		}
 	}
@@ -391,8 +399,8 @@ func (d *direction) nextLossDeadline() (time.Time, bool) {
 // LossReset, and says whether it did.
 func (d *direction) overdue(now time.Time) bool {
 	for _, h := range d.lostChunks() {
-		if !now.Before(h.since.Add(h.fate.LossReset)) {
-			d.c.reset(d.link, h.off, fmt.Sprintf("a chunk of %d bytes lost for %s", len(h.data), h.fate.LossReset))
+		if !now.Before(h.since.Add(d.c.p.cfg.LossReset)) {
+			d.c.reset(d.link, h.off, fmt.Sprintf("a chunk of %d bytes lost for %s", len(h.data), d.c.p.cfg.LossReset))
 			return true
 		}
 	}
@@ -403,12 +411,12 @@ func (d *direction) overdue(now time.Time) bool {
 // one whose new fate is not Lost goes on with that fate, from now.
 func (d *direction) reconsider() {
 	for _, h := range d.lostChunks() {
-		f := d.policy.Chunk(d.link, d.c.id, h.off, h.data)
-		if f.Lost {
+		lost, c := d.chunk(h.off, h.data)
+		if lost {
 			continue
 		}
-		f.Body = bytes.Clone(f.Body)
-		h.fate, h.since = f, time.Now()
+		c.Body = bytes.Clone(c.Body)
+		h.lost, h.copy, h.since = false, c, time.Now()
 		d.mu.Lock()
 		d.lost--
 		d.mu.Unlock()

@@ -47,17 +47,17 @@ const plugTimeout = 100 * time.Millisecond
 
 // connectCut is how a new connection on link (dialler → target) is cut:
 // Refuse when either direction is refused, Stall when either is stalled
-// (the SYN goes one way, its answer the other), else None.
-func (p *Proxy) connectCut(l nemesis.Link) Cut {
+// (the SYN goes one way, its answer the other), else NoCut.
+func (p *Proxy) connectCut(l nemesis.Link) nemesis.CutKind {
 	back := nemesis.Link{From: l.To, To: l.From}
 	a, b := p.cfg.Policy.Cut(l), p.cfg.Policy.Cut(back)
 	switch {
-	case a == Refuse || b == Refuse:
-		return Refuse
-	case a == Stall || b == Stall:
-		return Stall
+	case a == nemesis.Refuse || b == nemesis.Refuse:
+		return nemesis.Refuse
+	case a == nemesis.Stall || b == nemesis.Stall:
+		return nemesis.Stall
 	}
-	return None
+	return nemesis.NoCut
 }
 
 // changes returns a channel closed at the next Changed.
@@ -75,7 +75,7 @@ func (p *Proxy) signalChange() {
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.chMu.Unlock()
-	if p.cfg.From != "" && p.connectCut(p.link()) == Stall {
+	if p.cfg.From != "" && p.connectCut(p.link()) == nemesis.Stall {
 		// A deadline in the past ends an Accept under way with a timeout.
 		_ = p.ln.SetDeadline(time.Now())
 	}
@@ -97,7 +97,7 @@ func (p *Proxy) gate() bool {
 		// the next Accept.
 		_ = p.ln.SetDeadline(time.Time{})
 		ch := p.changes()
-		if p.connectCut(p.link()) != Stall {
+		if p.connectCut(p.link()) != nemesis.Stall {
 			if p.shutNow {
 				p.openQueue()
 			}
@@ -222,19 +222,19 @@ func (p *Proxy) awaitConnect(s *net.TCPConn, id uint64, link nemesis.Link) bool 
 	for {
 		ch := p.changes()
 		switch p.connectCut(link) {
-		case None:
+		case nemesis.NoCut:
 			if !since.IsZero() {
 				p.waiting.Add(-1)
 				p.emit(Event{Kind: EventRelease, Conn: id, Link: link,
 					Detail: fmt.Sprintf("connect held %s", time.Since(since).Round(time.Microsecond))})
 			}
 			return true
-		case Refuse:
+		case nemesis.Refuse:
 			if !since.IsZero() {
 				p.waiting.Add(-1)
 			}
 			refused := link
-			if p.cfg.Policy.Cut(link) != Refuse {
+			if p.cfg.Policy.Cut(link) != nemesis.Refuse {
 				refused = nemesis.Link{From: link.To, To: link.From}
 			}
 			reset(s)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/coupharness/coup/nemesis"
 )
 
 // A connect across a stalled link gets no answer: its SYN is dropped, and
@@ -18,15 +20,15 @@ import (
 func TestStalledLinkLeavesConnectsUnanswered(t *testing.T) {
 	for _, stalled := range []struct {
 		name string
-		set  func(*policy, Cut)
+		set  func(*policy, nemesis.CutKind)
 	}{
-		{"n1→n2", func(p *policy, c Cut) { p.set(n1n2, c) }},
-		{"n2→n1", func(p *policy, c Cut) { p.set(n2n1, c) }},
+		{"n1→n2", func(p *policy, c nemesis.CutKind) { p.set(n1n2, c) }},
+		{"n2→n1", func(p *policy, c nemesis.CutKind) { p.set(n2n1, c) }},
 	} {
 		t.Run(stalled.name, func(t *testing.T) {
 			pol, ev := newPolicy(), newEvents()
 			p, tg := start(t, pol, ev, nil)
-			stalled.set(pol, Stall)
+			stalled.set(pol, nemesis.Stall)
 			p.Changed()
 			if e := ev.await(t, EventShut); !strings.Contains(e.Detail, "shut:") || e.Link != n1n2 {
 				t.Fatalf("shut event %+v", e)
@@ -45,7 +47,7 @@ func TestStalledLinkLeavesConnectsUnanswered(t *testing.T) {
 				t.Fatalf("stats while stalled %+v: want nothing accepted, one shut", s)
 			}
 
-			stalled.set(pol, None)
+			stalled.set(pol, nemesis.NoCut)
 			p.Changed()
 			ev.await(t, EventOpenQueue)
 			awaitTCPInfo(t, fd, "the connect completed", func(i *unix.TCPInfo) bool { return i.State == tcpEstablished })
@@ -71,7 +73,7 @@ func TestStalledLinkHoldsConnectsBeforeTheDial(t *testing.T) {
 		c.From = ""
 		c.Attribute = func(remote, local *net.TCPAddr) (string, error) { return "n1", nil }
 	})
-	pol.set(n2n1, Stall)
+	pol.set(n2n1, nemesis.Stall)
 	p.Changed()
 	a, err := net.Dial("tcp", p.Addr().String())
 	if err != nil {
@@ -85,7 +87,7 @@ func TestStalledLinkHoldsConnectsBeforeTheDial(t *testing.T) {
 	if s := p.Stats(); s.Opened != 0 || s.Waiting != 1 || s.HeldConnects != 1 || s.Shuts != 0 {
 		t.Fatalf("stats while stalled %+v: want one held, none opened, no shut", s)
 	}
-	pol.set(n2n1, None)
+	pol.set(n2n1, nemesis.NoCut)
 	p.Changed()
 	b := tg.accept(t)
 	if got := readN(t, b, 5); string(got) != "early" {
@@ -107,7 +109,7 @@ func TestHeldConnectRefused(t *testing.T) {
 		c.From = ""
 		c.Attribute = func(remote, local *net.TCPAddr) (string, error) { return "n1", nil }
 	})
-	pol.set(n1n2, Stall)
+	pol.set(n1n2, nemesis.Stall)
 	p.Changed()
 	a, err := net.Dial("tcp", p.Addr().String())
 	if err != nil {
@@ -115,7 +117,7 @@ func TestHeldConnectRefused(t *testing.T) {
 	}
 	defer a.Close()
 	ev.await(t, EventConnectHeld)
-	pol.set(n1n2, Refuse)
+	pol.set(n1n2, nemesis.Refuse)
 	p.Changed()
 	if err := readFails(t, a); !errors.Is(err, unix.ECONNRESET) {
 		t.Errorf("read: %v, want a reset", err)

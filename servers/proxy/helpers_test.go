@@ -23,16 +23,16 @@ var (
 // the proxy to have read a chunk.
 type policy struct {
 	mu    sync.Mutex
-	cuts  map[nemesis.Link]Cut
-	chunk func(l nemesis.Link, conn uint64, off int64, b []byte) Fate
+	cuts  map[nemesis.Link]nemesis.CutKind
+	chunk func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate
 	calls chan call
 }
 
 // call is one call of the policy: Cut answering a cut, or Chunk (cut
-// None).
+// NoCut).
 type call struct {
 	link nemesis.Link
-	cut  Cut
+	cut  nemesis.CutKind
 	off  int64
 	n    int
 	at   time.Time
@@ -40,21 +40,27 @@ type call struct {
 
 var _ Policy = (*policy)(nil)
 
+// lost is the fate of a chunk a loss holds.
+var lost = nemesis.Fate{Drop: true, Reason: nemesis.DropLoss}
+
+// delayed is the fate of a chunk written d after it was read.
+func delayed(d time.Duration) nemesis.Fate { return nemesis.Fate{Copies: []nemesis.Copy{{Delay: d}}} }
+
 func newPolicy() *policy {
-	return &policy{cuts: map[nemesis.Link]Cut{}, calls: make(chan call, 1<<12)}
+	return &policy{cuts: map[nemesis.Link]nemesis.CutKind{}, calls: make(chan call, 1<<12)}
 }
 
-func (p *policy) set(l nemesis.Link, c Cut) {
+func (p *policy) set(l nemesis.Link, c nemesis.CutKind) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cuts[l] = c
 }
 
-func (p *policy) Cut(l nemesis.Link) Cut {
+func (p *policy) Cut(l nemesis.Link) nemesis.CutKind {
 	p.mu.Lock()
 	c := p.cuts[l]
 	p.mu.Unlock()
-	if c != None {
+	if c != nemesis.NoCut {
 		select {
 		case p.calls <- call{link: l, cut: c, at: time.Now()}:
 		default:
@@ -63,11 +69,11 @@ func (p *policy) Cut(l nemesis.Link) Cut {
 	return c
 }
 
-func (p *policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+func (p *policy) Chunk(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 	p.mu.Lock()
 	f := p.chunk
 	p.mu.Unlock()
-	var fate Fate
+	var fate nemesis.Fate
 	if f != nil {
 		fate = f(l, conn, off, b)
 	}
@@ -235,8 +241,8 @@ func write(t *testing.T, c net.Conn, b string) {
 }
 
 // awaitCall waits until the policy is asked about link l and answers cut
-// (None: a call of Chunk).
-func (p *policy) awaitCall(t *testing.T, l nemesis.Link, cut Cut) call {
+// (NoCut: a call of Chunk).
+func (p *policy) awaitCall(t *testing.T, l nemesis.Link, cut nemesis.CutKind) call {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {

@@ -1,74 +1,34 @@
 package proxy
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/coupharness/coup/nemesis"
-)
-
-// Cut is how a directed link is cut.
-type Cut int
-
-const (
-	// None means the link is not cut: each chunk read on it meets the fate
-	// Policy.Chunk gives it.
-	None Cut = iota
-	// Stall holds every chunk read on the link, in order, until Changed
-	// finds the link no longer cut; then the held chunks are written.
-	Stall
-	// Refuse resets every connection that carries the link, in either
-	// direction, and refuses new connections across it.
-	Refuse
-)
-
-// String names the cut as the history does.
-func (c Cut) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Stall:
-		return "stall"
-	case Refuse:
-		return "refuse"
-	}
-	return fmt.Sprintf("Cut(%d)", int(c))
-}
-
-// Fate is what happens to one chunk read on a link that is not cut. The
-// zero Fate writes the chunk at once, unaltered.
-type Fate struct {
-	// Delay holds the chunk this long, counted from when it was read,
-	// before it is written. Order on the connection's direction is always
-	// kept: a chunk is never written before one read earlier.
-	Delay time.Duration
-	// Lost holds the chunk (a stall): if it is still held LossReset after
-	// its fate was decided, its connection is reset. Changed asks the
-	// policy again for a held lost chunk's fate, and a fate that is not
-	// Lost releases it.
-	Lost bool
-	// LossReset is how long a lost chunk is held before its connection is
-	// reset.
-	LossReset time.Duration
-	// Body, when not nil, is written instead of the chunk (a corruption).
-	// It has the chunk's length and shares no memory with the chunk.
-	Body []byte
-	// How says how Body was altered, for the corrupt event.
-	How string
-}
+import "github.com/coupharness/coup/nemesis"
 
 // Policy is the driver's side of the proxy: the nemesis's view of each
 // link. The proxy calls it from many goroutines at once, on the hot path
 // of every chunk, so it does its own locking and answers quickly; it must
 // not call back into the proxy.
+//
+// Its answers are the nemesis's own: a nemesis.CutKind for a link (Stall
+// holds every chunk read on it, in order, until Changed finds it no longer
+// cut; Refuse resets every connection that carries it, in either
+// direction, and refuses new connections across it), and a nemesis.Fate
+// for a chunk. A chunk's fate that drops it holds it (a loss: a stream
+// drops nothing from its middle), and if it is still held
+// Config.LossReset after its fate was decided, its connection is reset;
+// Changed asks the policy again for a held lost chunk's fate, and a fate
+// that does not drop releases it. Otherwise its first copy says when and
+// what is written (a stream has no duplicates): Delay counted from when it
+// was read (order on the connection's direction is always kept: a chunk is
+// never written before one read earlier), and Body, when not nil, written
+// instead (a corruption, of the chunk's length, sharing no memory with it;
+// Corrupt says how, for the corrupt event).
 type Policy interface {
 	// Cut says whether and how the link is cut now.
-	Cut(l nemesis.Link) Cut
+	Cut(l nemesis.Link) nemesis.CutKind
 	// Chunk decides the fate of a chunk read on a link that is not cut.
 	// conn is the connection's id and off the byte offset of b in the
 	// link's direction of that connection. b is valid only during the
 	// call and must not be changed.
-	Chunk(l nemesis.Link, conn uint64, off int64, b []byte) Fate
+	Chunk(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate
 }
 
 // The kinds of Event.
@@ -90,7 +50,7 @@ const (
 	// could not be found; Link.From is empty and Detail says why.
 	EventUnattributed = "unattributed"
 	// EventCorrupt: a chunk was written altered; Off is its offset in
-	// Link's direction and Detail is Fate.How. It is emitted before the
+	// Link's direction and Detail is the copy's Corrupt. It is emitted before the
 	// altered bytes are written.
 	EventCorrupt = "corrupt"
 	// EventHold: a chunk (or the end of the stream) was held by a stall

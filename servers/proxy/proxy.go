@@ -43,12 +43,16 @@ type Config struct {
 	Events func(Event)
 	// DialTimeout bounds the dial to Target (default DefaultDialTimeout).
 	DialTimeout time.Duration
+	// LossReset is how long a chunk whose fate drops it (a loss) is held
+	// before its connection is reset (default DefaultLossReset).
+	LossReset time.Duration
 }
 
 // The defaults of Config's durations.
 const (
 	DefaultAttributeRetry = 200 * time.Millisecond
 	DefaultDialTimeout    = 5 * time.Second
+	DefaultLossReset      = 10 * time.Second
 )
 
 func (c *Config) validate() error {
@@ -65,6 +69,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("proxy: AttributeRetry: %s is negative", c.AttributeRetry)
 	case c.DialTimeout < 0:
 		return fmt.Errorf("proxy: DialTimeout: %s is negative", c.DialTimeout)
+	case c.LossReset < 0:
+		return fmt.Errorf("proxy: LossReset: %s is negative", c.LossReset)
+	}
+	if c.LossReset == 0 {
+		c.LossReset = DefaultLossReset
 	}
 	if c.AttributeRetry == 0 {
 		c.AttributeRetry = DefaultAttributeRetry
@@ -187,7 +196,7 @@ func (p *Proxy) Changed() {
 	p.signalChange()
 	for _, c := range p.open() {
 		for _, d := range c.dirs {
-			if p.cfg.Policy.Cut(d.link) == Refuse {
+			if p.cfg.Policy.Cut(d.link) == nemesis.Refuse {
 				c.reset(d.link, 0, fmt.Sprintf("link %s→%s refused", d.link.From, d.link.To))
 				break
 			}

@@ -60,7 +60,7 @@ func TestOneWayStall(t *testing.T) {
 	if got := readN(t, b, 6); string(got) != "before" {
 		t.Fatalf("before the cut: %q", got)
 	}
-	pol.set(n1n2, Stall)
+	pol.set(n1n2, nemesis.Stall)
 	write(t, a, "abc")
 	ev.awaitN(t, EventHold, 1)
 	write(t, b, "xyz")
@@ -73,7 +73,7 @@ func TestOneWayStall(t *testing.T) {
 	if s := awaitStats(t, p, func(s Stats) bool { return s.FromTarget == 3 }); s.ToTarget != 6 {
 		t.Fatalf("during the stall: %d bytes to the target, %d back; want 6 (before the cut) and 3", s.ToTarget, s.FromTarget)
 	}
-	pol.set(n1n2, None)
+	pol.set(n1n2, nemesis.NoCut)
 	p.Changed()
 	if got := readN(t, b, 6); string(got) != "abcdef" {
 		t.Fatalf("after the heal: %q, want abcdef", got)
@@ -96,7 +96,7 @@ func TestStallHoldsHalfClose(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
-	pol.set(n1n2, Stall)
+	pol.set(n1n2, nemesis.Stall)
 	write(t, a, "last words")
 	ev.awaitN(t, EventHold, 1)
 	a.(*net.TCPConn).CloseWrite()
@@ -107,7 +107,7 @@ func TestStallHoldsHalfClose(t *testing.T) {
 	if got := readN(t, a, 10); string(got) != "still open" {
 		t.Fatalf("the other way: %q", got)
 	}
-	pol.set(n1n2, None)
+	pol.set(n1n2, nemesis.NoCut)
 	p.Changed()
 	b.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var got bytes.Buffer
@@ -126,11 +126,11 @@ func TestRefuse(t *testing.T) {
 	a, b := dial(t, p, tg)
 	write(t, a, "hi")
 	readN(t, b, 2)
-	pol.set(n2n1, Refuse) // either direction resets the connection
+	pol.set(n2n1, nemesis.Refuse) // either direction resets the connection
 	p.Changed()
 	for _, c := range []net.Conn{a, b} {
 		if err := readFails(t, c); !errors.Is(err, syscall.ECONNRESET) {
-			t.Errorf("after Refuse: %v, want a reset", err)
+			t.Errorf("after nemesis.Refuse: %v, want a reset", err)
 		}
 	}
 	r := ev.await(t, EventReset)
@@ -144,7 +144,7 @@ func TestRefuse(t *testing.T) {
 		t.Errorf("stats %+v, want 1 refused, 1 reset, 1 opened", s)
 	}
 
-	pol.set(n2n1, None)
+	pol.set(n2n1, nemesis.NoCut)
 	p.Changed()
 	a, b = dial(t, p, tg)
 	write(t, a, "back")
@@ -159,7 +159,7 @@ func TestChunkOnRefusedLinkResets(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
-	pol.set(n1n2, Refuse)
+	pol.set(n1n2, nemesis.Refuse)
 	write(t, a, "x")
 	if err := readFails(t, b); !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("the target: %v, want a reset", err)
@@ -173,13 +173,13 @@ func TestChunkOnRefusedLinkResets(t *testing.T) {
 // delay.
 func TestDelayKeepsOrder(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 		// Every third chunk waits, the others not: the ones between must
 		// wait behind it, not overtake it.
 		if off%3 == 0 {
-			return Fate{Delay: 40 * time.Millisecond}
+			return delayed(40 * time.Millisecond)
 		}
-		return Fate{}
+		return nemesis.Fate{}
 	}
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
@@ -188,7 +188,7 @@ func TestDelayKeepsOrder(t *testing.T) {
 	for i := range 20 {
 		write(t, a, string(rune('a'+i)))
 		want = append(want, byte('a'+i))
-		c := pol.awaitCall(t, n1n2, None)
+		c := pol.awaitCall(t, n1n2, nemesis.NoCut)
 		if i == 0 {
 			first = c
 		}
@@ -207,20 +207,20 @@ func TestDelayKeepsOrder(t *testing.T) {
 // the connection: no byte after it, none skipped.
 func TestLossResets(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 		if l == n1n2 && off >= 3 {
-			return Fate{Lost: true, LossReset: 30 * time.Millisecond}
+			return lost
 		}
-		return Fate{}
+		return nemesis.Fate{}
 	}
-	p, tg := start(t, pol, ev, nil)
+	p, tg := start(t, pol, ev, func(c *Config) { c.LossReset = 30 * time.Millisecond })
 	a, b := dial(t, p, tg)
 	write(t, a, "abc")
 	if got := readN(t, b, 3); string(got) != "abc" {
 		t.Fatalf("%q", got)
 	}
 	write(t, a, "lost")
-	read := pol.awaitCall(t, n1n2, None)
+	read := pol.awaitCall(t, n1n2, nemesis.NoCut)
 	if err := readFails(t, b); !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("after the loss: %v, want a reset", err)
 	}
@@ -241,18 +241,18 @@ func TestLossResets(t *testing.T) {
 func TestLossReleasedOnChange(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
 	lossy := true
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 		if l == n1n2 && lossy {
-			return Fate{Lost: true, LossReset: time.Minute}
+			return lost
 		}
-		return Fate{}
+		return nemesis.Fate{}
 	}
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
 	write(t, a, "one")
-	pol.awaitCall(t, n1n2, None)
+	pol.awaitCall(t, n1n2, nemesis.NoCut)
 	write(t, a, "two")
-	pol.awaitCall(t, n1n2, None)
+	pol.awaitCall(t, n1n2, nemesis.NoCut)
 	pol.mu.Lock()
 	lossy = false
 	pol.mu.Unlock()
@@ -276,9 +276,9 @@ func TestLossEndedWhileAsked(t *testing.T) {
 	var p *Proxy
 	ready := make(chan struct{})
 	again := make(chan struct{}, 1) // the drain asked the first chunk's fate again
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 		if l != n1n2 {
-			return Fate{}
+			return nemesis.Fate{}
 		}
 		mu.Lock()
 		was := lossy
@@ -286,11 +286,11 @@ func TestLossEndedWhileAsked(t *testing.T) {
 		switch {
 		case off == 0 && !was:
 			again <- struct{}{}
-			return Fate{}
+			return nemesis.Fate{}
 		case off == 0:
-			return Fate{Lost: true, LossReset: time.Minute}
+			return lost
 		case !was: // the second chunk's fate asked again
-			return Fate{}
+			return nemesis.Fate{}
 		}
 		// The second chunk: its fate is Lost, but before it is held the
 		// loss ends and the drain looks again at the first chunk alone.
@@ -300,14 +300,14 @@ func TestLossEndedWhileAsked(t *testing.T) {
 		mu.Unlock()
 		p.Changed()
 		<-again
-		return Fate{Lost: true, LossReset: time.Minute}
+		return lost
 	}
 	var tg *target
 	p, tg = start(t, pol, ev, nil)
 	close(ready)
 	a, b := dial(t, p, tg)
 	write(t, a, "one")
-	pol.awaitCall(t, n1n2, None)
+	pol.awaitCall(t, n1n2, nemesis.NoCut)
 	write(t, a, "two")
 	if got := readN(t, b, 6); string(got) != "onetwo" {
 		t.Errorf("%q, want onetwo", got)
@@ -319,13 +319,13 @@ func TestLossEndedWhileAsked(t *testing.T) {
 func TestCorruption(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
 	const at = 5 // the byte to flip, counted in the stream
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
 		if l != n1n2 || at < off || at >= off+int64(len(b)) {
-			return Fate{}
+			return nemesis.Fate{}
 		}
 		body := bytes.Clone(b)
 		body[at-off] ^= 1 << 3
-		return Fate{Body: body, How: fmt.Sprintf("bit 3 of byte %d", at)}
+		return nemesis.Fate{Copies: []nemesis.Copy{{Body: body, Corrupt: fmt.Sprintf("bit 3 of byte %d", at)}}}
 	}
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
@@ -354,7 +354,7 @@ func TestCorruption(t *testing.T) {
 // reaches the target.
 func TestUnattributedCarriesNothing(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
-	pol.set(n1n2, Stall)
+	pol.set(n1n2, nemesis.Stall)
 	asked := 0
 	p, tg := start(t, pol, ev, func(c *Config) {
 		c.From = ""
@@ -386,14 +386,14 @@ func TestUnattributedCarriesNothing(t *testing.T) {
 // Close ends every connection and every goroutine of the proxy.
 func TestCloseEndsEverything(t *testing.T) {
 	pol, ev := newPolicy(), newEvents()
-	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) Fate {
-		return Fate{Delay: time.Hour} // a drain goroutine waits
+	pol.chunk = func(l nemesis.Link, conn uint64, off int64, b []byte) nemesis.Fate {
+		return delayed(time.Hour) // a drain goroutine waits
 	}
 	p, tg := start(t, pol, ev, nil)
 	a, b := dial(t, p, tg)
 	write(t, a, "held")
-	pol.awaitCall(t, n1n2, None)
-	pol.set(n2n1, Stall)
+	pol.awaitCall(t, n1n2, nemesis.NoCut)
+	pol.set(n2n1, nemesis.Stall)
 	write(t, b, "stalled")
 	ev.await(t, EventHold)
 	if err := p.Close(); err != nil {

@@ -27,13 +27,13 @@ func TestStreamsArriveIntact(t *testing.T) {
 			if delays {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(seed, 1))
-				pol.chunk = func(nemesis.Link, uint64, int64, []byte) Fate {
+				pol.chunk = func(nemesis.Link, uint64, int64, []byte) nemesis.Fate {
 					mu.Lock()
 					defer mu.Unlock()
 					if rng.IntN(4) == 0 {
-						return Fate{Delay: time.Duration(rng.IntN(500)) * time.Microsecond}
+						return delayed(time.Duration(rng.IntN(500)) * time.Microsecond)
 					}
-					return Fate{}
+					return nemesis.Fate{}
 				}
 			}
 			p, tg := start(t, pol, ev, nil)

@@ -80,8 +80,8 @@ func tcpMain(mode string, args []string) int {
 // the nemesis leaves a link alone.
 type noFaults struct{}
 
-func (noFaults) Cut(nemesis.Link) proxy.Cut                           { return proxy.None }
-func (noFaults) Chunk(nemesis.Link, uint64, int64, []byte) proxy.Fate { return proxy.Fate{} }
+func (noFaults) Cut(nemesis.Link) nemesis.CutKind                       { return nemesis.NoCut }
+func (noFaults) Chunk(nemesis.Link, uint64, int64, []byte) nemesis.Fate { return nemesis.Fate{} }
 
 var _ proxy.Policy = noFaults{}
 
