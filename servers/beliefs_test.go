@@ -149,6 +149,12 @@ func TestAFollowerNamingNoLeaderEndsItsClaim(t *testing.T) {
 	if r := check(t, h, "two-leaders"); r.Valid != checks.True {
 		t.Errorf("two-leaders %v (%s), want true: n1 had stepped down; reports:\n%s", r.Valid, r.Explanation, reports(h))
 	}
+	for e := range h.All() {
+		if e.Kind == history.KindReport && e.What == history.ReportLeader &&
+			(len(e.Evidence) != 1 || e.Evidence[0].From != e.Node+".log" || e.Evidence[0].Line < 1 || !strings.HasPrefix(e.Evidence[0].Text, e.Node+" ")) {
+			t.Errorf("a report read from a log without its line as evidence: %+v (evidence %+v)", e, e.Evidence)
+		}
+	}
 }
 
 // The same cluster read by polls: each node's script writes what it
