@@ -16,13 +16,12 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
-	"github.com/coupharness/coup/servers"
-	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -179,55 +178,29 @@ var errClusterFlag = errors.New("--cluster")
 
 // pickRunner is the driver that runs the scenario's schedules.
 func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
-	can := []string{"processes"}
-	switch {
-	case sc.Server != nil:
-		can = []string{"servers"}
-	case sc.StateMachine():
-		can = []string{"sim", "processes"}
+	d, err := drivers.Choose(sc, f.driver)
+	if err != nil {
+		return nil, fmt.Errorf("--driver %w", err)
 	}
-	d := f.driver
-	if d == "" {
-		d = can[0]
+	if f.cluster != "" && d.Name != drivers.Servers {
+		return nil, fmt.Errorf("%w %s: only real servers (--driver servers) have a cluster; %s runs on %s", errClusterFlag, f.cluster, sc.File, d.Name)
 	}
-	switch {
-	case d != "sim" && d != "processes" && d != "servers":
-		return nil, fmt.Errorf("--driver %q: want sim, processes or servers%s", d, scenario.DidYouMean(d, []string{"sim", "processes", "servers"}))
-	case !contains(can, d):
-		return nil, fmt.Errorf("--driver %s: %s runs on %s only", d, sc.File, strings.Join(can, " or "))
-	case f.cluster != "" && d != "servers":
-		return nil, fmt.Errorf("%w %s: only real servers (--driver servers) have a cluster; %s runs on %s", errClusterFlag, f.cluster, sc.File, d)
-	}
-	switch d {
-	case "sim":
-		return &sim.Runner{KeepIn: f.store}, nil
-	case "servers":
+	opts := drivers.Options{Store: f.store}
+	if d.Name == drivers.Servers {
 		cluster := f.cluster
 		if cluster == "" {
 			cluster = defaultCluster
 		}
-		if cluster == clusterEpisodes {
-			if why := servers.EpisodesRefused(sc); why != "" {
-				return nil, fmt.Errorf("--cluster episodes: %s cannot run as episodes: %s", sc.File, why)
-			}
-			r := &episodeRunner{store: f.store}
-			if !f.quiet {
-				r.notes = os.Stderr
-			}
-			return r, nil
-		}
-		return &serverRunner{store: f.store}, nil
-	}
-	return &processRunner{store: f.store}, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+		opts.Episodes = cluster == clusterEpisodes
+		if !f.quiet {
+			opts.Notes = os.Stderr
 		}
 	}
-	return false
+	r, err := d.Runner(sc, opts)
+	if err != nil && opts.Episodes {
+		return nil, fmt.Errorf("--cluster episodes: %w", err)
+	}
+	return r, err
 }
 
 // runCampaign runs the campaign and prints what it finds as it goes, and

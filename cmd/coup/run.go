@@ -11,12 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/coupharness/coup/harness"
+	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
-	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -192,7 +191,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		os.Exit(verdict.ExitUnknown)
 	}()
 
-	opts := harness.Options{Store: o.store}
+	opts := drivers.Options{Store: o.store}
 	if !o.quiet {
 		opts.Progress = printableLines{out}
 	}
@@ -214,11 +213,8 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		var res *verdict.Results
 		var dir string
 		var err error
-		if sc.Server != nil {
-			res, dir, err = servers.Run(ctx, sc, servers.Options{Store: opts.Store, Progress: opts.Progress})
-		} else {
-			res, dir, err = harness.Run(ctx, sc, opts)
-		}
+		d, _ := drivers.Choose(sc, drivers.Real) // the real driver is always had
+		res, dir, err = d.Run(ctx, sc, opts)
 		if err != nil {
 			// The run has no verdict to trust: it could not be carried
 			// out, or its results could not be saved.

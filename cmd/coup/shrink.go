@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
@@ -124,18 +125,19 @@ func shrinkCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		return verdict.ExitInput
 	}
-	var r explore.Runner
-	switch {
-	case f.sim:
+	d, _ := drivers.Choose(sc, drivers.Real) // the real driver is always had
+	opts := drivers.Options{Store: f.store}
+	if f.sim {
 		if _, err := sim.FromScenario(sc, sc.Seed); err != nil {
 			fmt.Fprintf(os.Stderr, "coup shrink: %v\n", err)
 			return verdict.ExitInput
 		}
-		r = &sim.Runner{} // a thousand candidates are not stored
-	case sc.Server != nil:
-		r = &serverRunner{store: f.store}
-	default:
-		r = &processRunner{store: f.store}
+		d, opts = drivers.Driver{Name: drivers.Sim}, drivers.Options{} // a thousand candidates are not stored
+	}
+	r, err := d.Runner(sc, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "coup shrink: %v\n", err)
+		return verdict.ExitInput
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
