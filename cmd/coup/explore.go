@@ -256,26 +256,26 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 
 	var last explore.CampaignProgress
 	started := time.Now()
-	line := newStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
+	line := console.NewStatus(os.Stdout, !f.quiet && console.IsTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
 	tenths := 0
 	camp.Progress = func(p explore.CampaignProgress) {
-		line.set(func() { last = p })
+		line.Set(func() { last = p })
 		if f.quiet {
 			return
 		}
 		if p.NewKind {
 			for _, g := range groupsOf(p.Tally, p.Last) {
-				line.printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
+				line.Printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
 			}
-			line.printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
+			line.Printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
 			if p.Last.Dir != "" {
-				line.printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
+				line.Printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
 			}
 		}
-		if !isTerminal(os.Stdout) {
+		if !console.IsTerminal(os.Stdout) {
 			if tenth := progressTenth(p, camp); tenth > tenths {
 				tenths = tenth
-				line.printf("  %s\n", campaignLine(p, time.Since(started), 0))
+				line.Printf("  %s\n", campaignLine(p, time.Since(started), 0))
 			}
 		}
 	}
@@ -293,7 +293,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 		os.Exit(verdict.ExitUnknown)
 	}()
 	res, err := camp.Run(ctx)
-	line.close()
+	line.Close()
 	if res == nil {
 		fmt.Fprintf(os.Stderr, "coup explore: %v\n", err)
 		if errors.Is(err, explore.ErrBadCampaign) {

@@ -153,10 +153,10 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 	many := len(plan) > 1
 	cat := catalogue.New(time.Now(), plan)
 	current := ""
-	out := newStatus(os.Stdout, many && isTerminal(os.Stdout), func() string {
+	out := console.NewStatus(os.Stdout, many && console.IsTerminal(os.Stdout), func() string {
 		return statusLine(cat, current)
 	})
-	defer out.close()
+	defer out.Close()
 	// Write the files once before the first run: a path that cannot be
 	// written is a usage error, found at once.
 	save := func() error {
@@ -171,7 +171,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		return nil
 	}
 	if err := save(); err != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 		return verdict.ExitInput
 	}
@@ -193,7 +193,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 
 	opts := drivers.Options{Store: o.store}
 	if !o.quiet {
-		opts.Progress = printableLines{out}
+		opts.Progress = console.PrintableWriter{W: out}
 	}
 	// last is the last run carried out: the one a signal cut short, or the
 	// one recorded before it came.
@@ -203,11 +203,11 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			break
 		}
 		sc := runs[i]
-		out.set(func() { current = sc.Name })
+		out.Set(func() { current = sc.Name })
 		if p.Of > 1 {
-			out.printf("%s (run %d of %d)\n", sc.File, p.Repeat, p.Of)
+			out.Printf("%s (run %d of %d)\n", sc.File, p.Repeat, p.Of)
 		} else {
-			out.printf("%s\n", sc.File)
+			out.Printf("%s\n", sc.File)
 		}
 		start := time.Now()
 		var res *verdict.Results
@@ -219,22 +219,22 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 			// The run has no verdict to trust: it could not be carried
 			// out, or its results could not be saved.
 			res = nil
-			out.printf("%s: no verdict: %s (exit %d)\n", console.Printable(sc.Name), console.Printable(err.Error()), verdict.ExitUnknown)
+			out.Printf("%s: no verdict: %s (exit %d)\n", console.Printable(sc.Name), console.Printable(err.Error()), verdict.ExitUnknown)
 		} else if res.NotStarted() {
 			// One message, the cause, where an error belongs: no verdict.
 			fmt.Fprintf(os.Stderr, "coup: %s: %s\n", console.Printable(sc.File), console.PrintableLines(res.Error))
 		} else {
-			out.printf("%s", res.Summary())
+			out.Printf("%s", res.Summary())
 		}
 		if dir != "" {
-			out.printf("  store: %s\n", console.Printable(absPath(dir)))
+			out.Printf("  store: %s\n", console.Printable(absPath(dir)))
 			if report := reportOf(dir); report != "" {
-				out.printf("  report: %s\n", console.Printable(report))
+				out.Printf("  report: %s\n", console.Printable(report))
 			}
 		}
 		last = &lastRun{res: res}
 		run := p.Finish(res, dir, start, time.Since(start), err)
-		out.set(func() {
+		out.Set(func() {
 			cat.Record(i, run, time.Now())
 			current = ""
 		})
@@ -244,12 +244,12 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		}
 	}
 	interrupted := ctx.Err() != nil
-	out.set(func() { cat.Stop(interrupted, time.Now()) })
+	out.Set(func() { cat.Stop(interrupted, time.Now()) })
 	if err := save(); err != nil && !saveFailed {
 		saveFailed = true
 		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
 	}
-	out.close()
+	out.Close()
 	code := cat.ExitCode
 	if saveFailed {
 		code = catalogue.Worst(code, verdict.ExitUnknown)

@@ -160,9 +160,9 @@ func shrinkCmd(args []string) int {
 func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f shrinkFlags) int {
 	exact := r.Exact()
 	line := ""
-	out := newStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return line })
-	defer out.close()
-	show := func(s string) { out.set(func() { line = s }) }
+	out := console.NewStatus(os.Stdout, !f.quiet && console.IsTerminal(os.Stdout), func() string { return line })
+	defer out.Close()
+	show := func(s string) { out.Set(func() { line = s }) }
 	start := time.Now()
 
 	// The failure: the commonest in --runs runs (one on the simulator).
@@ -173,34 +173,34 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	// The budget counts every run: those that find the failure, the
 	// candidates' and the fresh runs that confirm the shrunk scenario.
 	if f.budget.runs > 0 && f.budget.runs <= 2*n {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: --budget %d: the budget counts the %d runs that find the failure and the %d fresh runs that confirm the shrunk scenario; give more than %d\n", f.budget.runs, n, n, 2*n)
 		return verdict.ExitInput
 	}
 	kept := keptSignature(sc.File)
-	out.printf("%s: finding its failure in %d %s (%s)\n", console.Printable(sc.File), n, plural(n, "run"), r.Name())
+	out.Printf("%s: finding its failure in %d %s (%s)\n", console.Printable(sc.File), n, plural(n, "run"), r.Name())
 	m, err := explore.Measure(ctx, r, sc, n, "", kept, func(i int, sig string, err error) {
 		show(fmt.Sprintf("run %d of %d · %s", i, n, time.Since(start).Round(time.Second)))
 		if !f.quiet && !exact {
-			out.printf("  run %d: %s\n", i, runOutcome(sig, err))
+			out.Printf("  run %d: %s\n", i, runOutcome(sig, err))
 		}
 	})
 	if err != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run could be carried out: %s\n", console.Printable(sc.File), console.Printable(err.Error()))
 		return verdict.ExitUnknown
 	}
 	if ctx.Err() != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: interrupted before a failure was found; nothing written (exit 3)\n")
 		return verdict.ExitUnknown
 	}
 	if m.Run == nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: %s: no run of %d found a violation: nothing to shrink; more --runs may show a rare failure, coup explore finds one\n", console.Printable(sc.File), m.Rate.Runs)
 		return verdict.ExitInput
 	}
-	out.printf("it fails as: %s, in %s runs\n", console.Printable(m.Signature), m.Rate)
+	out.Printf("it fails as: %s, in %s runs\n", console.Printable(m.Signature), m.Rate)
 	if tied, less := otherWays(m); tied+less > 0 {
 		var parts []string
 		if tied > 0 {
@@ -213,16 +213,16 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 		if less > 0 {
 			parts = append(parts, fmt.Sprintf("%d other %s less often", less, plural(less, "way")))
 		}
-		out.printf("  (and %s)\n", strings.Join(parts, "; "))
+		out.Printf("  (and %s)\n", strings.Join(parts, "; "))
 	}
 	if kept != "" && m.Signature != kept {
-		out.printf("  (%s was kept for %s, which these runs showed less often or not at all)\n", filepath.Base(sc.File), console.Printable(kept))
+		out.Printf("  (%s was kept for %s, which these runs showed less often or not at all)\n", filepath.Base(sc.File), console.Printable(kept))
 	}
 
 	opts := explore.ShrinkOptions{
 		Budget: f.budget.runs - 2*n, RunTime: time.Since(start) / time.Duration(max(m.Rate.Runs, 1)),
 		Signature: m.Signature, First: m.Run, Rate: m.Rate,
-		Log: func(step string) { out.printf("  %s\n", step) },
+		Log: func(step string) { out.Printf("  %s\n", step) },
 		Tried: func(t explore.Trial) {
 			if f.quiet || exact {
 				return
@@ -234,7 +234,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 			case t.Kept:
 				what = "kept"
 			}
-			out.printf("  candidate %d: %s, %s, %s: %s, %d of %d %s the same way · %d runs, %s\n", t.Candidate,
+			out.Printf("  candidate %d: %s, %s, %s: %s, %d of %d %s the same way · %d runs, %s\n", t.Candidate,
 				console.Plural(t.Faults, "fault", "faults"), console.Plural(t.Nodes, "node", "nodes"), t.Duration, what,
 				t.Same, t.Tried, plural(t.Tried, "run"), t.Runs, (time.Since(start)).Round(time.Second))
 		},
@@ -271,44 +271,44 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 		}
 		budget = fmt.Sprintf("%d runs for candidates", c)
 	}
-	out.printf("shrinking (budget %s)\n", budget)
+	out.Printf("shrinking (budget %s)\n", budget)
 	res, err := explore.Shrink(ctx, r, sc, opts)
 	if err != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: %s: %v\n", console.Printable(sc.File), err)
 		return verdict.ExitUnknown
 	}
 	res.Finish(sc.Name)
 	res.Scenario.Command = scenario.CommandMovedTo(sc.File, res.Scenario.Command, f.out)
-	out.printf("shrunk in %d runs (%s from the first run)", res.Runs, time.Since(start).Round(time.Second))
+	out.Printf("shrunk in %d runs (%s from the first run)", res.Runs, time.Since(start).Round(time.Second))
 	switch {
 	case res.Interrupted:
-		out.printf(": interrupted; the best scenario so far follows")
+		out.Printf(": interrupted; the best scenario so far follows")
 	case res.Exhausted:
-		out.printf(": the budget ran out; a larger --budget may shrink further")
+		out.Printf(": the budget ran out; a larger --budget may shrink further")
 	}
-	out.printf("\n%s", res.SizeTable("  "))
+	out.Printf("\n%s", res.SizeTable("  "))
 
 	// The file as written, run as a user will run it: loaded from disk.
 	head := shrinkHeader{sc: sc, res: res, runner: r.Name(), path: f.out, flags: f}
 	if err := head.write(); err != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: write the shrunk scenario: %v\n", err)
 		return verdict.ExitUnknown
 	}
 	if res.Interrupted {
 		copyHistory(res.Run, shrunkHistory(f.out))
-		out.close()
+		out.Close()
 		fmt.Printf("wrote %s, not measured (interrupted)\n", f.out)
 		return verdict.ExitUnknown
 	}
 	written, err := scenario.Load(f.out)
 	if err != nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: the shrunk scenario does not load: %v\n", err)
 		return verdict.ExitUnknown
 	}
-	out.printf("measuring: %d fresh %s of %s\n", n, plural(n, "run"), f.out)
+	out.Printf("measuring: %d fresh %s of %s\n", n, plural(n, "run"), f.out)
 	start = time.Now()
 	if exact {
 		r = &sim.Runner{Options: sim.Options{Store: f.store}} // this run is stored, its history copied
@@ -316,11 +316,11 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 	fresh, err := explore.Measure(ctx, r, written, n, res.Signature, "", func(i int, sig string, err error) {
 		show(fmt.Sprintf("fresh run %d of %d · %s", i, n, time.Since(start).Round(time.Second)))
 		if !f.quiet && !exact {
-			out.printf("  run %d: %s\n", i, runOutcome(sig, err))
+			out.Printf("  run %d: %s\n", i, runOutcome(sig, err))
 		}
 	})
 	if err != nil && ctx.Err() == nil {
-		out.close()
+		out.Close()
 		fmt.Fprintf(os.Stderr, "coup shrink: %s: no fresh run could be carried out: %s\n", f.out, console.Printable(err.Error()))
 		return verdict.ExitUnknown
 	}
@@ -332,12 +332,12 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 			copyHistory(fresh.Run, head.history)
 		}
 		if err := head.write(); err != nil {
-			out.close()
+			out.Close()
 			fmt.Fprintf(os.Stderr, "coup shrink: write the shrunk scenario: %v\n", err)
 			return verdict.ExitUnknown
 		}
 	}
-	out.close()
+	out.Close()
 	switch {
 	case fresh == nil || ctx.Err() != nil:
 		fmt.Printf("wrote %s; the fresh runs were interrupted\n", f.out)
