@@ -1,16 +1,14 @@
-package main
+package catalogue
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/coupharness/coup/verdict/catalogue"
 )
 
 func TestStatusLineText(t *testing.T) {
-	plan := []catalogue.Run{catalogue.Planned("a", "a.toml", 1, 1), catalogue.Planned("b", "b.toml", 1, 1), catalogue.Planned("c", "c.toml", 1, 1)}
-	cat := catalogue.New(time.Now(), plan)
+	plan := []Run{Planned("a", "a.toml", 1, 1), Planned("b", "b.toml", 1, 1), Planned("c", "c.toml", 1, 1)}
+	cat := New(time.Now(), plan)
 	r := plan[0]
 	r.Outcome, r.ExitCode = "unexpected", 1
 	cat.Record(0, r, time.Now())
