@@ -327,7 +327,7 @@ func driverWord(r explore.Runner) string {
 
 // rerun is the command that runs a kept run's scenario again.
 func rerun(r explore.Runner, dir string) string {
-	file := shellQuote(filepath.Join(dir, explore.ScenarioFile))
+	file := console.ShellQuote(filepath.Join(dir, explore.ScenarioFile))
 	if r.Exact() {
 		return "coup sim " + file
 	}
@@ -694,9 +694,9 @@ func exploreMerge(args []string) int {
 			return ""
 		}
 		if h.Exact {
-			return "coup sim " + shellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
+			return "coup sim " + console.ShellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
 		}
-		return "coup run " + shellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
+		return "coup run " + console.ShellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
 	})
 	if len(m.MissingLanes) > 0 {
 		fmt.Printf("MISSING lanes %s of %d (a shard not given)\n", intList(m.MissingLanes), h.Lanes)

@@ -346,7 +346,7 @@ func shrinkRun(ctx context.Context, sc *scenario.Scenario, r explore.Runner, f s
 		fmt.Printf("wrote %s; it did NOT fail the same way in %d fresh %s\n", f.out, n, plural(n, "run"))
 		return verdict.ExitUnexpected
 	case exact:
-		fmt.Printf("wrote %s (seed %d); it fails the same way: coup sim %s\n", f.out, written.Seed, shellQuote(f.out))
+		fmt.Printf("wrote %s (seed %d); it fails the same way: coup sim %s\n", f.out, written.Seed, console.ShellQuote(f.out))
 	default:
 		fmt.Printf("wrote %s; it fails the same way in %s fresh runs; a failing history is %s\n", f.out, fresh.Rate, head.history)
 	}
@@ -465,7 +465,7 @@ func (h shrinkHeader) write() error {
 func (h shrinkHeader) text() string {
 	var b strings.Builder
 	res := h.res
-	cmd := "coup shrink " + shellQuote(h.sc.File)
+	cmd := "coup shrink " + console.ShellQuote(h.sc.File)
 	if h.flags.sim {
 		cmd += " --sim"
 	}
@@ -497,9 +497,9 @@ func (h shrinkHeader) text() string {
 		fmt.Fprintf(&b, "\n%s claims valid = true; this file expects the violation it shows.\nOnce the bug is fixed, set valid = true and drop violations: the file then\nguards against its return.\n", h.sc.File)
 	}
 	if res.Exact {
-		fmt.Fprintf(&b, "\nReplay (the seed is the file's): coup sim %s", shellQuote(h.path))
+		fmt.Fprintf(&b, "\nReplay (the seed is the file's): coup sim %s", console.ShellQuote(h.path))
 	} else {
-		fmt.Fprintf(&b, "\nRun it again: coup run --repeat %d %s", max(h.flags.runs, 1), shellQuote(h.path))
+		fmt.Fprintf(&b, "\nRun it again: coup run --repeat %d %s", max(h.flags.runs, 1), console.ShellQuote(h.path))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/explore"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
@@ -73,7 +74,7 @@ func simShrink(sc *scenario.Scenario, f simFlags) int {
 		fmt.Fprintf(os.Stderr, "coup sim: %s fails as %q when run from its file, not as %q\n", path, sig, res.Signature)
 		return verdict.ExitUnknown
 	}
-	fmt.Printf("wrote %s (seed %d); it fails the same way: %s   (history sha256 %s)\n", path, written.Seed, replay(path, written.Seed, st), short(out.Hash))
+	fmt.Printf("wrote %s (seed %d); it fails the same way: %s   (history sha256 %s)\n", path, written.Seed, sim.Replay(path, written.Seed, st), sim.Short(out.Hash))
 	return verdict.ExitOK
 }
 
@@ -81,7 +82,7 @@ func simShrink(sc *scenario.Scenario, f simFlags) int {
 // comes from, how it fails, what shrank, and what its [expect] says.
 func shrunkHeader(sc *scenario.Scenario, seed int64, st sim.Strategy, res *sim.ShrinkResult, path string) string {
 	var b strings.Builder
-	cmd := replay(sc.File, seed, st) + " --shrink"
+	cmd := sim.Replay(sc.File, seed, st) + " --shrink"
 	fmt.Fprintf(&b, "Shrunk by coup from %s at seed %d:\n  %s\n", sc.File, seed, cmd)
 	fmt.Fprintf(&b, "It fails as that run failed: %s\n\n", res.Signature)
 	b.WriteString(res.SizeTable("  "))
@@ -92,7 +93,7 @@ func shrunkHeader(sc *scenario.Scenario, seed int64, st sim.Strategy, res *sim.S
 	if sc.Expect.ExpectValid() && !res.Scenario.Expect.ExpectValid() {
 		fmt.Fprintf(&b, "\n%s claims valid = true; this file expects the violation it shows.\nOnce the bug is fixed, set valid = true and drop violations: the file then\nguards against its return.\n", sc.File)
 	}
-	replayCmd := "coup sim " + shellQuote(path)
+	replayCmd := "coup sim " + console.ShellQuote(path)
 	if !st.IsRandom() {
 		replayCmd += " --strategy " + st.String()
 	}
