@@ -93,7 +93,7 @@ func shrinkCmd(args []string) int {
 	fs := newFlags("shrink")
 	fs.IntVar(&f.runs, "runs", explore.DefaultRuns, "runs that find the failure first, and fresh runs that measure the shrunk scenario at the end")
 	fs.Var(&f.budget, "budget", fmt.Sprintf("the most runs the shrink spends in all, `N` (the runs that find the failure and the fresh runs at the end included), or its wall time such as 30m, the fresh runs included (default: %d runs for candidates, %d with --sim, and those on top)", explore.DefaultRealBudget, explore.DefaultBudget))
-	fs.StringVar(&f.out, "out", DefaultShrunk, "where to write the shrunk scenario")
+	fs.StringVar(&f.out, "out", sim.DefaultShrunk, "where to write the shrunk scenario")
 	fs.StringVar(&f.store, "store", defaultStore(), storeUsage)
 	fs.BoolVar(&f.quiet, "quiet", false, "print no progress, only the steps and the outcome")
 	fs.BoolVar(&f.sim, "sim", false, "shrink on the simulator (built-in algorithms): exact, one run per candidate and seed")

@@ -108,7 +108,7 @@ func simCmd(args []string) int {
 	opts := sim.Options{RoundTrip: f.roundTrip, Strategy: f.strategy}
 	switch {
 	case f.shrink:
-		return simShrink(sc, f)
+		return sim.ShrinkSeed(sc, sim.ShrinkSeedConfig{Seed: f.seed, Strategy: f.strategy, Budget: f.budget, Out: f.out, Quiet: f.quiet, Stdout: os.Stdout, Stderr: os.Stderr})
 	case f.seeds > 0:
 		shard, shards := 1, 1
 		if f.shard != "" {
