@@ -38,9 +38,9 @@ type Driver struct {
 }
 
 // Can are the drivers that can run sc, the one it runs on by default
-// first: real servers for a scenario with a [server], the simulator (or
-// node processes) for a built-in state machine, node processes for the
-// rest.
+// first and the real one last: real servers for a scenario with a
+// [server], the simulator (or node processes) for a built-in state
+// machine, node processes for the rest.
 func Can(sc *scenario.Scenario) []string {
 	switch {
 	case sc.Server != nil:
@@ -62,11 +62,7 @@ func Choose(sc *scenario.Scenario, name string) (Driver, error) {
 	case "":
 		name = can[0]
 	case Real:
-		name = Processes
-		if sc.Server != nil {
-			name = Servers
-		}
-		return Driver{Name: name}, nil
+		return Driver{Name: can[len(can)-1]}, nil
 	}
 	switch {
 	case !slices.Contains(Names, name):
