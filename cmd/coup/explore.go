@@ -256,7 +256,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 
 	var last explore.CampaignProgress
 	started := time.Now()
-	line := console.NewStatus(os.Stdout, !f.quiet && console.IsTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
+	line := console.NewStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
 	tenths := 0
 	camp.Progress = func(p explore.CampaignProgress) {
 		line.Set(func() { last = p })
@@ -272,7 +272,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 				line.Printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
 			}
 		}
-		if !console.IsTerminal(os.Stdout) {
+		if !isTerminal(os.Stdout) {
 			if tenth := progressTenth(p, camp); tenth > tenths {
 				tenths = tenth
 				line.Printf("  %s\n", campaignLine(p, time.Since(started), 0))

@@ -12,7 +12,6 @@ import (
 	"syscall"
 
 	"github.com/coupharness/coup/drivers"
-	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
@@ -156,7 +155,7 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 	}()
 	return catalogue.RunAll(ctx, scs, catalogue.Options{
 		Store: o.store, Repeat: o.repeat, JUnit: o.junit, Quiet: o.quiet,
-		Out: os.Stdout, Err: os.Stderr, Terminal: console.IsTerminal(os.Stdout),
+		Out: os.Stdout, Err: os.Stderr, Terminal: isTerminal(os.Stdout),
 		Run: func(ctx context.Context, sc *scenario.Scenario, progress io.Writer) (*verdict.Results, string, error) {
 			d, _ := drivers.Choose(sc, drivers.Real) // the real driver is always had
 			return d.Run(ctx, sc, drivers.Options{Store: o.store, Progress: progress})

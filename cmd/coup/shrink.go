@@ -11,7 +11,6 @@ import (
 
 	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/explore"
-	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
@@ -141,7 +140,7 @@ func shrinkCmd(args []string) int {
 	}()
 	c := explore.ShrinkLoopConfig{
 		Runs: f.runs, BudgetRuns: f.budget.runs, BudgetTime: f.budget.time, Out: f.out, Quiet: f.quiet, Sim: f.sim,
-		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: console.IsTerminal(os.Stdout),
+		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stdout),
 	}
 	if f.sim {
 		c.Fresh = &sim.Runner{Options: sim.Options{Store: f.store}} // this run is stored, its history copied

@@ -4,18 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
-
-	"github.com/mattn/go-isatty"
 )
-
-// IsTerminal reports whether f is a terminal that can redraw a line: not
-// a pipe, a file or /dev/null (as in CI logs), nor TERM=dumb.
-func IsTerminal(f *os.File) bool {
-	return os.Getenv("TERM") != "dumb" && isatty.IsTerminal(f.Fd())
-}
 
 // Status is a long command's overall progress line on a terminal
 // ("[3/32] 2 as expected, 1 unexpected · 41s · running bully-…"), kept
