@@ -22,7 +22,11 @@
 //     time made into the event that explains it), each candidate run
 //     through the Runner: once at a seed on an exact one, several times
 //     on another, kept by a sequential rule (Rule) when it fails the same
-//     way often enough. Measure counts how often a scenario fails so.
+//     way often enough. Measure counts how often a scenario fails so;
+//     ShrinkLoop is coup shrink around them (find, shrink, write the
+//     shrunk scenario with its header, measure it afresh).
+//   - Stored: a real driver's Runner, its run read back from the store
+//     (ReadBack); each real driver offers one beside it.
 //   - Ddmin: delta debugging, the engine of shrinking.
 //   - Sweep files: a sweep's or campaign's results as JSON lines, split
 //     into shards (Shard, ParseShard) and merged by signature (Merge).

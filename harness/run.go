@@ -16,7 +16,6 @@ import (
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
-	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -94,8 +93,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 		}
 		opts.NodeCommand = []string{exe}
 	}
-	out, err := lifecycle.Execute(ctx, opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
-		return newRun(sc, opts, f), nil
+	out, err := lifecycle.Execute(ctx, opts.Store, sc, func(f *lifecycle.Files, p *lifecycle.Parts) (*lifecycle.Run, error) {
+		return newRun(sc, opts, f, p), nil
 	})
 	if out == nil {
 		return nil, "", err
@@ -104,8 +103,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 }
 
 // newRun builds the pipe driver of a run over its store folder's files,
-// and the run's lifecycle.
-func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.Run {
+// and the run's lifecycle from its parts.
+func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, p *lifecycle.Parts) *lifecycle.Run {
 	r := &run{sc: sc, opts: opts, dir: f.Dir, runID: newRunID(), members: map[string]*member{}, gate: make(chan struct{}), checksums: sc.ChecksumsOn()}
 	r.log = f.NewLog(opts.Progress)
 	// The recorder keeps nothing: whatever the nodes send, the run's memory
@@ -116,12 +115,10 @@ func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files) *lifecycle.
 	for _, n := range r.names {
 		r.members[n] = &member{name: n, box: newOutbox(lifecycle.OutboxSize)}
 	}
-	nem := nemesis.New(lifecycle.NemesisConfig(sc))
-	r.life = lifecycle.New(r, lifecycle.Config{Nemesis: nem, Meta: lifecycle.RunMeta(sc), Duration: sc.Duration.D, Recovery: sc.Recovery.D})
+	r.life = p.New(r, lifecycle.Config{})
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
-	r.router = &router{r: r, record: sc.RecordMessages(), limit: sc.MessageLimit(), counts: map[string]int64{}, sentBy: map[string]int64{}, nem: nem, queue: newDelayQueue()}
-	w, timeout := lifecycle.NewWorkload(sc)
-	r.clients = &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
+	r.router = &router{r: r, record: sc.RecordMessages(), limit: sc.MessageLimit(), counts: map[string]int64{}, sentBy: map[string]int64{}, nem: r.life.Nemesis(), queue: newDelayQueue()}
+	r.clients = &clients{r: r, w: p.Workload, timeout: p.OpTimeout, pending: map[int]*pendingOp{}, known: map[string]bool{}, ended: map[int]*pendingOp{}}
 	return r.life
 }
 

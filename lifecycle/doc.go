@@ -14,7 +14,8 @@
 // The driving loop (Execute):
 //
 //	dir := store/<scenario>/<timestamp>/, with history.jsonl and harness.log
-//	run := build(files)                 // the driver, its nemesis, New(driver, cfg)
+//	parts := Assemble(scenario)         // the nemesis's config, the meta, the workload: once, for every driver
+//	run := build(files, parts)          // the driver, then parts.New(driver, cfg): the nemesis and the lifecycle
 //	run.Finish(ctx):
 //	    Start: driver.Start(zero)       // zero records the meta event at the run's zero
 //	        on failure: the meta event (if not yet), an unstarted event with why; then Stop
@@ -57,6 +58,6 @@
 //
 // The store (store.go): each run gets store/<scenario>/<timestamp>/ (a new
 // folder, whatever the scenario's name), and store/<scenario>/latest names
-// the newest. RunMeta, NemesisConfig and NewWorkload turn a scenario into
-// what the lifecycle and every driver share.
+// the newest. Assemble (with RunMeta, NemesisConfig and NewWorkload) turns
+// a scenario into what the lifecycle and every driver share.
 package lifecycle

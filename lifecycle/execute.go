@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
 
@@ -32,10 +33,11 @@ type Outcome struct {
 	Ran, Checked time.Duration
 }
 
-// Execute carries out one run of the scenario name and judges it, the same
-// whatever the driver: it makes the run's store folder (when store is not
-// empty) and opens its history and log there; build makes the driver
-// over those files and returns the run's lifecycle; the run starts (the
+// Execute carries out one run of sc and judges it, the same whatever the
+// driver: it makes the run's store folder (when store is not empty) and
+// opens its history and log there, and assembles the run's parts
+// (Assemble); build makes the driver over those files and returns the
+// run's lifecycle, built from the parts (Parts.New); the run starts (the
 // meta event at its zero), runs its workload and its faults until the
 // duration, heals, waits out the recovery window, stops and records its end
 // event; the history is closed and read back, the checks judge it, and
@@ -48,11 +50,11 @@ type Outcome struct {
 // and its outcome is unknown. The error is for a run that could not be
 // carried out, judged or saved; the outcome is returned with it, holding
 // what there is (its Dir once the folder exists).
-func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run, error)) (*Outcome, error) {
+func Execute(ctx context.Context, store string, sc *scenario.Scenario, build func(f *Files, p *Parts) (*Run, error)) (*Outcome, error) {
 	out := &Outcome{}
 	var f Files
 	if store != "" {
-		dir, err := NewRunDir(store, name, time.Now())
+		dir, err := NewRunDir(store, sc.Name, time.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +68,7 @@ func Execute(ctx context.Context, store, name string, build func(f *Files) (*Run
 		}
 		defer f.Log.Close()
 	}
-	run, err := build(&f)
+	run, err := build(&f, Assemble(sc))
 	if err != nil {
 		if f.Log != nil {
 			// The folder says why its history is empty.

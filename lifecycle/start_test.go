@@ -12,6 +12,7 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/nemesis"
+	"github.com/coupharness/coup/scenario"
 )
 
 // startDriver is a driver whose Start does what start says: it records
@@ -92,7 +93,7 @@ func TestUnstartedRunIsRecorded(t *testing.T) {
 				cancel()
 			}
 			var d *startDriver
-			out, err := Execute(ctx, t.TempDir(), "s", func(f *Files) (*Run, error) {
+			out, err := Execute(ctx, t.TempDir(), &scenario.Scenario{Name: "s"}, func(f *Files, _ *Parts) (*Run, error) {
 				d = &startDriver{f: f, start: tt.start}
 				d.rec = history.NewRecorder(f.History, func() int64 { return 0 }, false)
 				nem := nemesis.New(nemesis.Config{Nodes: []string{"n1", "n2"}, Duration: time.Second})
@@ -125,7 +126,7 @@ func TestUnstartedRunIsRecorded(t *testing.T) {
 // A run that cannot be set up at all is an error, and its folder's log
 // says why its history is empty.
 func TestUnbuiltRunSaysWhy(t *testing.T) {
-	out, err := Execute(context.Background(), t.TempDir(), "s", func(*Files) (*Run, error) {
+	out, err := Execute(context.Background(), t.TempDir(), &scenario.Scenario{Name: "s"}, func(*Files, *Parts) (*Run, error) {
 		return nil, errors.New("no such algorithm here")
 	})
 	if err == nil || out == nil || out.Dir == "" {

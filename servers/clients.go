@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/history"
-	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/nodes/wire"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/workloads"
@@ -53,9 +52,8 @@ func newClients(r *run) *clients {
 	if (r.sv.Client == "" && len(r.sv.Adapter) == 0) || r.sc.Workload.Kind == scenario.WorkloadNone {
 		return nil
 	}
-	w, timeout := lifecycle.NewWorkload(r.sc)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &clients{r: r, w: w, timeout: timeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
+	c := &clients{r: r, w: r.parts.Workload, timeout: r.parts.OpTimeout, pending: map[int]*pendingOp{}, ctx: ctx, cancel: cancel}
 	// Each client reaches the members from its host (placement.go).
 	switch r.sv.Client {
 	case scenario.ClientEtcd:

@@ -48,6 +48,9 @@ type run struct {
 	rec  *history.Recorder
 	life *lifecycle.Run
 	nem  *nemesis.Nemesis
+	// parts are the current run's (or episode's), as the lifecycle
+	// assembled them: its clients' workload is theirs.
+	parts *lifecycle.Parts
 
 	// mu is the driver's lock: the nemesis's net (Cut, Decide) is read
 	// under it by the proxies' policy, and changed under it by the
@@ -124,8 +127,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 	if opts.Store == "" {
 		opts.Store = "store"
 	}
-	out, err := lifecycle.Execute(ctx, opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
-		return newRun(sc, opts, f, f.Dir).life, nil
+	out, err := lifecycle.Execute(ctx, opts.Store, sc, func(f *lifecycle.Files, p *lifecycle.Parts) (*lifecycle.Run, error) {
+		return newRun(sc, opts, f, p, f.Dir).life, nil
 	})
 	if out == nil {
 		return nil, "", err
@@ -133,33 +136,37 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*verdict.Res
 	return out.Results, out.Dir, err
 }
 
-// newRun is the run of sc over its files; its servers keep their data
-// and logs in dir (the run's folder; a Session's cluster folder).
-func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, dir string) *run {
+// newRun is the run of sc over its files, made of its parts; its servers
+// keep their data and logs in dir (the run's folder; a Session's cluster
+// folder).
+func newRun(sc *scenario.Scenario, opts Options, f *lifecycle.Files, p *lifecycle.Parts, dir string) *run {
 	r := &run{sc: sc, sv: sc.Server, opts: opts, dir: dir, byID: map[string]*server{}, stop: make(chan struct{}), down: make(chan struct{}, 1)}
 	r.log = f.NewLog(opts.Progress)
 	r.hist = filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec = history.NewRecorder(f.History, func() int64 { return int64(r.Now()) }, false)
-	r.nem = nemesis.New(lifecycle.NemesisConfig(sc))
 	r.iso, r.isoErr = chooseIsolation(sc.Server)
 	r.network, r.netErr = chooseNetwork(sc.Server)
-	cfg := lifeConfig(sc, r.nem, r.iso)
-	cfg.Meta.Network = r.network
-	r.life = lifecycle.New(r, cfg)
+	p.Meta.Network = r.network
+	r.life = r.newLife(sc, p)
 	r.rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	r.obs = newObserver(r)
 	return r
 }
 
-// lifeConfig is the lifecycle's configuration of a run of sc, whose
-// hosts iso holds (nil: it cannot be had).
-func lifeConfig(sc *scenario.Scenario, nem *nemesis.Nemesis, iso *isolation) lifecycle.Config {
-	meta := lifecycle.RunMeta(sc)
-	meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
-	if iso != nil {
-		meta.Isolation = iso.kind
+// newLife builds the lifecycle of a run (or an episode) of sc from its
+// parts, whose meta says what only this driver knows: the ready state it
+// waits for and the isolation its hosts have (none when it cannot be
+// had). The nemesis is the driver's from now on.
+func (r *run) newLife(sc *scenario.Scenario, p *lifecycle.Parts) *lifecycle.Run {
+	p.Meta.Ready = sc.Server.ReadyState // and the cluster's forming is watched (ready.go)
+	if r.iso != nil {
+		p.Meta.Isolation = r.iso.kind
 	}
-	return lifecycle.Config{Nemesis: nem, Meta: meta, Duration: sc.Duration.D, Recovery: sc.Recovery.D}
+	life := p.New(r, lifecycle.Config{})
+	r.mu.Lock()
+	r.nem, r.parts = life.Nemesis(), p
+	r.mu.Unlock()
+	return life
 }
 
 var _ lifecycle.Driver = (*run)(nil)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/lifecycle"
-	"github.com/coupharness/coup/nemesis"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"
 )
@@ -115,11 +114,11 @@ func (s *Session) Run(ctx context.Context, sc *scenario.Scenario) (*verdict.Resu
 	}
 	s.episodes++
 	prefix := fmt.Sprintf("e%d-", s.episodes)
-	out, err := lifecycle.Execute(ctx, s.opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
+	out, err := lifecycle.Execute(ctx, s.opts.Store, sc, func(f *lifecycle.Files, p *lifecycle.Parts) (*lifecycle.Run, error) {
 		if s.r != nil {
-			return s.r.episode(sc, f, prefix)
+			return s.r.episode(sc, f, p, prefix)
 		}
-		return s.start(sc, f, prefix)
+		return s.start(sc, f, p, prefix)
 	})
 	if out == nil || err != nil || ctx.Err() != nil || out.Results == nil || out.Results.NotStarted() {
 		s.closeCluster() // whatever happened, the next episode starts afresh
@@ -131,7 +130,7 @@ func (s *Session) Run(ctx context.Context, sc *scenario.Scenario) (*verdict.Resu
 }
 
 // start starts a cluster with the first episode on it.
-func (s *Session) start(sc *scenario.Scenario, f *lifecycle.Files, prefix string) (*lifecycle.Run, error) {
+func (s *Session) start(sc *scenario.Scenario, f *lifecycle.Files, p *lifecycle.Parts, prefix string) (*lifecycle.Run, error) {
 	clusters := filepath.Join(s.opts.Store, ".clusters")
 	if err := os.MkdirAll(clusters, 0o755); err != nil {
 		return nil, fmt.Errorf("create the cluster's folder: %w", err)
@@ -140,7 +139,7 @@ func (s *Session) start(sc *scenario.Scenario, f *lifecycle.Files, prefix string
 	if err != nil {
 		return nil, fmt.Errorf("create the cluster's folder: %w", err)
 	}
-	r := newRun(sc, s.opts, f, dir)
+	r := newRun(sc, s.opts, f, p, dir)
 	r.keep, r.prefix = true, prefix
 	r.between = lifecycle.NewLog(nil, s.opts.Progress)
 	s.r, s.dir, s.base = r, dir, sc
@@ -198,14 +197,11 @@ func clusterOf(sc *scenario.Scenario) *scenario.Scenario {
 	return &c
 }
 
-// episode makes the run's next episode over its files: a new nemesis,
-// history, log, counters and clients (their keys under prefix), on the
-// cluster as it is.
-func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) (*lifecycle.Run, error) {
-	nem := nemesis.New(lifecycle.NemesisConfig(sc))
-	r.mu.Lock()
-	r.nem = nem
-	r.mu.Unlock()
+// episode makes the run's next episode over its files, of its parts: a
+// new nemesis, history, log, counters and clients (their keys under
+// prefix), on the cluster as it is.
+func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, p *lifecycle.Parts, prefix string) (*lifecycle.Run, error) {
+	life := r.newLife(sc, p)
 	r.stats.reset()
 	if r.net != nil {
 		r.net.Reset()
@@ -220,7 +216,7 @@ func (r *run) episode(sc *scenario.Scenario, f *lifecycle.Files, prefix string) 
 	r.sc, r.prefix, r.hist = sc, prefix, filepath.Join(f.Dir, lifecycle.HistoryFile)
 	r.rec, r.log, r.zero, r.closed = rec, log, time.Time{}, true // open at its zero (resume)
 	r.zeroMu.Unlock()
-	r.life = lifecycle.New(r, lifeConfig(sc, nem, r.iso))
+	r.life = life
 	rec.Subscribe(func(e history.Event) { r.life.Watch(&e) })
 	if err := r.checkClock(); err != nil {
 		return nil, err

@@ -53,7 +53,10 @@
 // sweeps; Runner is the simulator as it sees it, an exact one. Shrink
 // searches for a smaller scenario with the same signature: explore.Shrink
 // with that Runner (delta debugging over faults, nodes and durations,
-// each candidate simulated at a seed, within a budget).
+// each candidate simulated at a seed, within a budget). Sweep is coup
+// sim --seeds around Seeds (the progress, the tally, the findability of
+// each failure, the results file), ShrinkSeed coup sim --shrink around
+// Shrink.
 //
 // Nodes run a built-in algorithm, or a machine the caller hands it
 // (Options.Spec: package coup, the library, runs a Go machine of the

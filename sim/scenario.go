@@ -51,56 +51,72 @@ func FromScenario(sc *scenario.Scenario, seed int64) (Config, error) {
 // algorithm: then a command the scenario has, which coup run would start,
 // is left aside.
 func configure(sc *scenario.Scenario, spec *nodes.Spec, seed int64) (Config, error) {
+	m, err := machineOf(sc, spec)
+	if err != nil {
+		return Config{}, err
+	}
+	seeded := seededAs(sc, m, seed)
+	return configureParts(seeded, m, lifecycle.Assemble(seeded)), nil
+}
+
+// machineOf is the machine every node of sc runs: spec when set, or the
+// scenario's built-in algorithm; an error when the simulator cannot run
+// the scenario.
+func machineOf(sc *scenario.Scenario, spec *nodes.Spec) (nodes.Spec, error) {
 	for i, f := range sc.Faults {
 		if f.Kind == string(nemesis.Clock) && f.Offset.D != 0 {
-			return Config{}, fmt.Errorf("%s: faults[%d].offset: %w", sc.File, i, ErrClockJump)
+			return nodes.Spec{}, fmt.Errorf("%s: faults[%d].offset: %w", sc.File, i, ErrClockJump)
 		}
 	}
 	if spec != nil {
 		if spec.New == nil || spec.Codec == nil {
-			return Config{}, fmt.Errorf("%s: %w: the machine's spec needs New and a Codec", sc.File, ErrBadConfig)
+			return nodes.Spec{}, fmt.Errorf("%s: %w: the machine's spec needs New and a Codec", sc.File, ErrBadConfig)
 		}
-		return configureSpec(sc, *spec, seed), nil
+		return *spec, nil
 	}
 	if sc.OwnMachine() {
-		return Config{}, fmt.Errorf("%s: the scenario was read for a machine of your own, and none was given (Options.Spec)", sc.File)
+		return nodes.Spec{}, fmt.Errorf("%s: the scenario was read for a machine of your own, and none was given (Options.Spec)", sc.File)
 	}
 	if sc.Command != nil {
-		return Config{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
+		return nodes.Spec{}, fmt.Errorf("%s: command: %w", sc.File, ErrForeign)
 	}
 	if sc.Server != nil {
-		return Config{}, fmt.Errorf("%s: server: %w", sc.File, ErrServers)
+		return nodes.Spec{}, fmt.Errorf("%s: server: %w", sc.File, ErrServers)
 	}
 	builtin, ok := algorithms.Lookup(sc.Algorithm)
 	if !ok {
-		return Config{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
+		return nodes.Spec{}, &scenario.Error{File: sc.File, Field: "algorithm", Msg: fmt.Sprintf("unknown algorithm %q", sc.Algorithm)}
 	}
 	if builtin.Program != nil {
-		return Config{}, fmt.Errorf("%s: algorithm %s: %w", sc.File, sc.Algorithm, ErrRealOnly)
+		return nodes.Spec{}, fmt.Errorf("%s: algorithm %s: %w", sc.File, sc.Algorithm, ErrRealOnly)
 	}
-	return configureSpec(sc, builtin, seed), nil
+	return builtin, nil
 }
 
-// configureSpec is the configuration of sc run with seed, every node
-// running spec's machine.
-func configureSpec(sc *scenario.Scenario, spec nodes.Spec, seed int64) Config {
+// seededAs is sc run with seed, its nodes running spec's machine.
+func seededAs(sc *scenario.Scenario, spec nodes.Spec, seed int64) *scenario.Scenario {
 	seeded := *sc
 	seeded.Seed = seed
 	if seeded.Algorithm == "" {
 		seeded.Algorithm = spec.Name // the history names what ran
 	}
-	w, timeout := lifecycle.NewWorkload(&seeded)
-	meta := lifecycle.RunMeta(&seeded)
-	meta.Simulated = true
+	return &seeded
+}
+
+// configureParts is the configuration of sc, every node running spec's
+// machine, made of the run's parts (lifecycle.Assemble of sc).
+func configureParts(sc *scenario.Scenario, spec nodes.Spec, p *lifecycle.Parts) Config {
+	p.Meta.Simulated = true
+	n := p.Nemesis
 	return Config{
-		Spec: spec, Nodes: sc.NodeNames(), IDs: sc.IDs, Params: sc.Params, Seed: seed,
+		Spec: spec, Nodes: n.Nodes, IDs: sc.IDs, Params: sc.Params, Seed: n.Seed,
 		Checksums: sc.ChecksumsOn(),
-		Latency:   sc.Network.Latency.D, Jitter: sc.Network.Jitter.D, FIFO: sc.Network.IsFIFO(),
-		Faults:   sc.NemesisFaults(),
-		Duration: sc.Duration.D, Recovery: sc.Recovery.D,
+		Latency:   n.Latency, Jitter: n.Jitter, FIFO: n.FIFO,
+		Faults:   n.Faults,
+		Duration: p.Duration, Recovery: p.Recovery,
 		RecordMessages: sc.RecordMessages(),
-		Workload:       w, OpTimeout: timeout,
-		Meta: meta,
+		Workload:       p.Workload, OpTimeout: p.OpTimeout,
+		Meta: p.Meta,
 	}
 }
 
@@ -152,13 +168,15 @@ type Outcome struct {
 // history with the same checks as a real run: its lifecycle is every
 // driver's (lifecycle.Execute).
 func Simulate(sc *scenario.Scenario, seed int64, opts Options) (*Outcome, error) {
-	cfg, err := configure(sc, opts.Spec, seed)
+	m, err := machineOf(sc, opts.Spec)
 	if err != nil {
 		return nil, err
 	}
-	cfg.RoundTrip, cfg.EventsHint, cfg.Strategy = opts.RoundTrip, opts.EventsHint, opts.Strategy
+	seeded := seededAs(sc, m, seed)
 	var s *Sim
-	run, err := lifecycle.Execute(context.Background(), opts.Store, sc.Name, func(f *lifecycle.Files) (*lifecycle.Run, error) {
+	run, err := lifecycle.Execute(context.Background(), opts.Store, seeded, func(f *lifecycle.Files, p *lifecycle.Parts) (*lifecycle.Run, error) {
+		cfg := configureParts(seeded, m, p)
+		cfg.RoundTrip, cfg.EventsHint, cfg.Strategy = opts.RoundTrip, opts.EventsHint, opts.Strategy
 		if f.Dir != "" {
 			cfg.History, cfg.Log = f.History, bufio.NewWriterSize(f.Log, 64<<10)
 		}

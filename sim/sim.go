@@ -214,12 +214,13 @@ func New(cfg Config) (*Sim, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown strategy %q", ErrBadConfig, st.Name)
 	}
-	s.nem = nemesis.New(ncfg)
-	lcfg := lifecycle.Config{Nemesis: s.nem, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery, OneGoroutine: true}
+	parts := lifecycle.Parts{Nemesis: ncfg, Meta: cfg.Meta, Duration: cfg.Duration, Recovery: cfg.Recovery}
+	lcfg := lifecycle.Config{OneGoroutine: true}
 	if s.bias != nil {
 		lcfg.Hold = s.bias
 	}
-	s.life = lifecycle.New(driver{s}, lcfg)
+	s.life = parts.New(driver{s}, lcfg)
+	s.nem = s.life.Nemesis()
 	s.cl = &clients{s: s, w: cfg.Workload, timeout: cfg.OpTimeout, pending: map[int]pendingOp{}}
 	return s, nil
 }

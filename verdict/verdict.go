@@ -9,8 +9,6 @@ import (
 	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/history"
 	"github.com/coupharness/coup/internal/console"
-	"github.com/coupharness/coup/nodes"
-	"github.com/coupharness/coup/nodes/algorithms"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -148,20 +146,7 @@ func Evaluate(h *history.History) (*Results, error) {
 	m := &h.Meta
 	names := m.Checks
 	if len(names) == 0 {
-		kind := ""
-		switch spec, ok := algorithms.Lookup(m.Algorithm); {
-		case ok:
-			kind = spec.Kind
-		case m.Workload == scenario.WorkloadMutex:
-			kind = nodes.KindMutex
-		case m.Workload == scenario.WorkloadLinKV:
-			kind = nodes.KindLinKV
-		case m.Workload == scenario.WorkloadEcho:
-			kind = nodes.KindEcho
-		case m.Workload == scenario.WorkloadSet:
-			kind = nodes.KindSet
-		}
-		names = checks.Defaults(kind)
+		names = scenario.DefaultChecks(m.Algorithm, m.Workload)
 	}
 	list, valid, err := checks.Run(h, names)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/coupharness/coup/cmd/coup/bench"
+	"github.com/coupharness/coup/bench"
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/verdict"

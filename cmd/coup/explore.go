@@ -16,13 +16,12 @@ import (
 	"time"
 
 	"github.com/coupharness/coup/checks"
+	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/internal/proc"
 	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
-	"github.com/coupharness/coup/servers"
-	"github.com/coupharness/coup/sim"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -179,55 +178,29 @@ var errClusterFlag = errors.New("--cluster")
 
 // pickRunner is the driver that runs the scenario's schedules.
 func pickRunner(sc *scenario.Scenario, f exploreFlags) (explore.Runner, error) {
-	can := []string{"processes"}
-	switch {
-	case sc.Server != nil:
-		can = []string{"servers"}
-	case sc.StateMachine():
-		can = []string{"sim", "processes"}
+	d, err := drivers.Choose(sc, f.driver)
+	if err != nil {
+		return nil, fmt.Errorf("--driver %w", err)
 	}
-	d := f.driver
-	if d == "" {
-		d = can[0]
+	if f.cluster != "" && d.Name != drivers.Servers {
+		return nil, fmt.Errorf("%w %s: only real servers (--driver servers) have a cluster; %s runs on %s", errClusterFlag, f.cluster, sc.File, d.Name)
 	}
-	switch {
-	case d != "sim" && d != "processes" && d != "servers":
-		return nil, fmt.Errorf("--driver %q: want sim, processes or servers%s", d, scenario.DidYouMean(d, []string{"sim", "processes", "servers"}))
-	case !contains(can, d):
-		return nil, fmt.Errorf("--driver %s: %s runs on %s only", d, sc.File, strings.Join(can, " or "))
-	case f.cluster != "" && d != "servers":
-		return nil, fmt.Errorf("%w %s: only real servers (--driver servers) have a cluster; %s runs on %s", errClusterFlag, f.cluster, sc.File, d)
-	}
-	switch d {
-	case "sim":
-		return &sim.Runner{KeepIn: f.store}, nil
-	case "servers":
+	opts := drivers.Options{Store: f.store}
+	if d.Name == drivers.Servers {
 		cluster := f.cluster
 		if cluster == "" {
 			cluster = defaultCluster
 		}
-		if cluster == clusterEpisodes {
-			if why := servers.EpisodesRefused(sc); why != "" {
-				return nil, fmt.Errorf("--cluster episodes: %s cannot run as episodes: %s", sc.File, why)
-			}
-			r := &episodeRunner{store: f.store}
-			if !f.quiet {
-				r.notes = os.Stderr
-			}
-			return r, nil
-		}
-		return &serverRunner{store: f.store}, nil
-	}
-	return &processRunner{store: f.store}, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+		opts.Episodes = cluster == clusterEpisodes
+		if !f.quiet {
+			opts.Notes = os.Stderr
 		}
 	}
-	return false
+	r, err := d.Runner(sc, opts)
+	if err != nil && opts.Episodes {
+		return nil, fmt.Errorf("--cluster episodes: %w", err)
+	}
+	return r, err
 }
 
 // runCampaign runs the campaign and prints what it finds as it goes, and
@@ -283,26 +256,26 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 
 	var last explore.CampaignProgress
 	started := time.Now()
-	line := newStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
+	line := console.NewStatus(os.Stdout, !f.quiet && isTerminal(os.Stdout), func() string { return campaignLine(last, time.Since(started), statusWidth) })
 	tenths := 0
 	camp.Progress = func(p explore.CampaignProgress) {
-		line.set(func() { last = p })
+		line.Set(func() { last = p })
 		if f.quiet {
 			return
 		}
 		if p.NewKind {
 			for _, g := range groupsOf(p.Tally, p.Last) {
-				line.printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
+				line.Printf("run %d %s: %s\n", p.Last.Run, newKindWords(g), console.Printable(g.Signature))
 			}
-			line.printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
+			line.Printf("  schedule: %s\n", console.Printable(p.Last.Schedule))
 			if p.Last.Dir != "" {
-				line.printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
+				line.Printf("  kept: %s   rerun: %s\n", console.Printable(p.Last.Dir), rerun(runner, p.Last.Dir))
 			}
 		}
 		if !isTerminal(os.Stdout) {
 			if tenth := progressTenth(p, camp); tenth > tenths {
 				tenths = tenth
-				line.printf("  %s\n", campaignLine(p, time.Since(started), 0))
+				line.Printf("  %s\n", campaignLine(p, time.Since(started), 0))
 			}
 		}
 	}
@@ -320,7 +293,7 @@ func runCampaign(sc *scenario.Scenario, runner explore.Runner, f exploreFlags, s
 		os.Exit(verdict.ExitUnknown)
 	}()
 	res, err := camp.Run(ctx)
-	line.close()
+	line.Close()
 	if res == nil {
 		fmt.Fprintf(os.Stderr, "coup explore: %v\n", err)
 		if errors.Is(err, explore.ErrBadCampaign) {
@@ -354,7 +327,7 @@ func driverWord(r explore.Runner) string {
 
 // rerun is the command that runs a kept run's scenario again.
 func rerun(r explore.Runner, dir string) string {
-	file := shellQuote(filepath.Join(dir, explore.ScenarioFile))
+	file := console.ShellQuote(filepath.Join(dir, explore.ScenarioFile))
 	if r.Exact() {
 		return "coup sim " + file
 	}
@@ -721,9 +694,9 @@ func exploreMerge(args []string) int {
 			return ""
 		}
 		if h.Exact {
-			return "coup sim " + shellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
+			return "coup sim " + console.ShellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
 		}
-		return "coup run " + shellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
+		return "coup run " + console.ShellQuote(filepath.Join(g.First.Dir, explore.ScenarioFile))
 	})
 	if len(m.MissingLanes) > 0 {
 		fmt.Printf("MISSING lanes %s of %d (a shard not given)\n", intList(m.MissingLanes), h.Lanes)

@@ -4,19 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"sort"
 	"syscall"
-	"time"
 
-	"github.com/coupharness/coup/harness"
-	"github.com/coupharness/coup/internal/console"
+	"github.com/coupharness/coup/drivers"
 	"github.com/coupharness/coup/internal/proc"
-	"github.com/coupharness/coup/lifecycle"
 	"github.com/coupharness/coup/scenario"
-	"github.com/coupharness/coup/servers"
 	"github.com/coupharness/coup/verdict"
 	"github.com/coupharness/coup/verdict/catalogue"
 )
@@ -139,45 +136,10 @@ func (o *runOptions) overrides() ([]scenario.Override, error) {
 	return out, nil
 }
 
-// runCatalogue runs the scenarios, each o.repeat times, and returns the
-// exit code. Everything it prints about a run matches that run's exit
-// code, and the last thing it prints matches its own.
+// runCatalogue runs the scenarios, each o.repeat times, on their real
+// drivers (catalogue.RunAll), and returns the exit code. A first signal
+// stops the catalogue; a second kills the nodes and leaves at once.
 func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
-	var plan []catalogue.Run
-	runs := map[int]*scenario.Scenario{}
-	for _, sc := range scs {
-		for i := 1; i <= o.repeat; i++ {
-			runs[len(plan)] = sc
-			plan = append(plan, catalogue.Planned(sc.Name, sc.File, i, o.repeat))
-		}
-	}
-	many := len(plan) > 1
-	cat := catalogue.New(time.Now(), plan)
-	current := ""
-	out := newStatus(os.Stdout, many && isTerminal(os.Stdout), func() string {
-		return statusLine(cat, current)
-	})
-	defer out.close()
-	// Write the files once before the first run: a path that cannot be
-	// written is a usage error, found at once.
-	save := func() error {
-		if many {
-			if err := cat.WriteSummary(o.store); err != nil {
-				return err
-			}
-		}
-		if o.junit != "" {
-			return cat.WriteJUnitFile(o.junit)
-		}
-		return nil
-	}
-	if err := save(); err != nil {
-		out.close()
-		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		return verdict.ExitInput
-	}
-	saveFailed := false
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -191,238 +153,14 @@ func runCatalogue(scs []*scenario.Scenario, o runOptions) int {
 		fmt.Fprintln(os.Stderr, "\ncoup: a second signal: the nodes were killed; stopping now, without a verdict (exit 3)")
 		os.Exit(verdict.ExitUnknown)
 	}()
-
-	opts := harness.Options{Store: o.store}
-	if !o.quiet {
-		opts.Progress = printableLines{out}
-	}
-	// last is the last run carried out: the one a signal cut short, or the
-	// one recorded before it came.
-	var last *lastRun
-	for i, p := range plan {
-		if ctx.Err() != nil {
-			break
-		}
-		sc := runs[i]
-		out.set(func() { current = sc.Name })
-		if p.Of > 1 {
-			out.printf("%s (run %d of %d)\n", sc.File, p.Repeat, p.Of)
-		} else {
-			out.printf("%s\n", sc.File)
-		}
-		start := time.Now()
-		var res *verdict.Results
-		var dir string
-		var err error
-		if sc.Server != nil {
-			res, dir, err = servers.Run(ctx, sc, servers.Options{Store: opts.Store, Progress: opts.Progress})
-		} else {
-			res, dir, err = harness.Run(ctx, sc, opts)
-		}
-		if err != nil {
-			// The run has no verdict to trust: it could not be carried
-			// out, or its results could not be saved.
-			res = nil
-			out.printf("%s: no verdict: %s (exit %d)\n", console.Printable(sc.Name), console.Printable(err.Error()), verdict.ExitUnknown)
-		} else if res.NotStarted() {
-			// One message, the cause, where an error belongs: no verdict.
-			fmt.Fprintf(os.Stderr, "coup: %s: %s\n", console.Printable(sc.File), console.PrintableLines(res.Error))
-		} else {
-			out.printf("%s", res.Summary())
-		}
-		if dir != "" {
-			out.printf("  store: %s\n", console.Printable(absPath(dir)))
-			if report := reportOf(dir); report != "" {
-				out.printf("  report: %s\n", console.Printable(report))
-			}
-		}
-		last = &lastRun{res: res}
-		run := p.Finish(res, dir, start, time.Since(start), err)
-		out.set(func() {
-			cat.Record(i, run, time.Now())
-			current = ""
-		})
-		if err := save(); err != nil && !saveFailed {
-			saveFailed = true
-			fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-		}
-	}
-	interrupted := ctx.Err() != nil
-	out.set(func() { cat.Stop(interrupted, time.Now()) })
-	if err := save(); err != nil && !saveFailed {
-		saveFailed = true
-		fmt.Fprintf(os.Stderr, "coup: %v\n", err)
-	}
-	out.close()
-	code := cat.ExitCode
-	if saveFailed {
-		code = catalogue.Worst(code, verdict.ExitUnknown)
-	}
-	if many {
-		printTally(&cat.Summary, code, o)
-	}
-	switch {
-	case interrupted:
-		line := last.interrupted(cat.Totals.Runs)
-		if n := cat.Totals.NotRun; n > 0 {
-			line += fmt.Sprintf("; %d of %d runs not carried out", n, cat.Totals.Runs)
-		}
-		fmt.Fprintf(os.Stderr, "coup: %s (exit %d)\n", line, code)
-	case saveFailed:
-		fmt.Fprintf(os.Stderr, "coup: the summary or JUnit file could not be written (exit %d)\n", code)
-	}
-	return code
-}
-
-// lastRun is the last run a catalogue carried out; res is nil when it
-// has no results (it could not be carried out, or not saved).
-type lastRun struct{ res *verdict.Results }
-
-// interrupted says what a signal left of the last run (which, of a
-// catalogue of one, is "the run"): cut short and judged on its prefix,
-// stopped before its nodes were up, or recorded before the signal came,
-// when its verdict stands; a run without a verdict is never said to have
-// one.
-func (l *lastRun) interrupted(runs int) string {
-	the := "the last run"
-	if runs == 1 {
-		the = "the run"
-	}
-	switch {
-	case l == nil:
-		return "interrupted before the first run"
-	case l.res == nil:
-		return fmt.Sprintf("interrupted; %s has no verdict", the)
-	case l.res.StartInterrupted():
-		return fmt.Sprintf("interrupted before %s's nodes were up: it has no verdict", the)
-	case l.res.NotStarted():
-		return fmt.Sprintf("interrupted after %s failed to start: it has no verdict", the)
-	case !l.res.Complete:
-		return "interrupted: the nodes were stopped and the recorded prefix checked"
-	}
-	return fmt.Sprintf("interrupted after %s had been recorded; its verdict stands", the)
-}
-
-// statusLine is the progress line: runs done of all, the counts, the
-// time, the run under way; cut to fit a narrow terminal.
-func statusLine(cat *catalogue.Catalogue, current string) string {
-	t := cat.Totals
-	done := t.Runs - t.NotRun
-	s := fmt.Sprintf("[%d/%d] %d as expected", done, t.Runs, t.AsExpected)
-	if t.Unexpected > 0 {
-		s += fmt.Sprintf(", %d unexpected", t.Unexpected)
-	}
-	if t.Unknown > 0 {
-		s += fmt.Sprintf(", %d unknown", t.Unknown)
-	}
-	if t.FailedToStart > 0 {
-		s += fmt.Sprintf(", %d failed to start", t.FailedToStart)
-	}
-	s += fmt.Sprintf(" · %s", time.Since(cat.Started).Round(time.Second))
-	if current != "" {
-		s += " · running " + console.Printable(current)
-	}
-	const width = 79
-	if r := []rune(s); len(r) > width {
-		s = string(r[:width-1]) + "…"
-	}
-	return s
-}
-
-// printTally prints, after a catalogue, each scenario's runs by outcome
-// and a last line with the totals and the exit code.
-func printTally(s *catalogue.Summary, code int, o runOptions) {
-	fmt.Println("\nsummary:")
-	type count struct {
-		name, file                              string
-		ok, unexpected, unknown, failed, notRun int
-	}
-	var order []string
-	counts := map[string]*count{}
-	for _, r := range s.Runs {
-		c, ok := counts[r.File]
-		if !ok {
-			c = &count{name: r.Scenario, file: r.File}
-			counts[r.File] = c
-			order = append(order, r.File)
-		}
-		switch {
-		case r.Outcome == catalogue.NotRun:
-			c.notRun++
-		case r.ExitCode == verdict.ExitOK:
-			c.ok++
-		case r.ExitCode == verdict.ExitUnexpected:
-			c.unexpected++
-		case r.ExitCode == verdict.ExitInput:
-			c.failed++
-		default:
-			c.unknown++
-		}
-	}
-	for _, f := range order {
-		c := counts[f]
-		line := fmt.Sprintf("  %-40s %d/%d as expected", console.Printable(c.name), c.ok, o.repeat)
-		for _, part := range []struct {
-			n    int
-			what string
-		}{{c.unexpected, "unexpected"}, {c.unknown, "unknown"}, {c.failed, "failed to start"}, {c.notRun, "not run"}} {
-			if part.n > 0 {
-				line += fmt.Sprintf(", %d %s", part.n, part.what)
-			}
-		}
-		fmt.Println(line)
-	}
-	t := s.Totals
-	fmt.Printf("%d runs: %d as expected, %d unexpected, %d unknown, %d failed to start, %d not run (exit %d)\n",
-		t.Runs, t.AsExpected, t.Unexpected, t.Unknown, t.FailedToStart, t.NotRun, code)
-	fmt.Printf("summary.json: %s\n", console.Printable(absPath(filepath.Join(o.store, catalogue.SummaryFile))))
-	if o.junit != "" {
-		fmt.Printf("JUnit: %s\n", console.Printable(absPath(o.junit)))
-	}
-	printReports(s.Runs)
-}
-
-// printReports ends a catalogue's summary with the reports a person opens
-// next: that of each run not as expected, or, when every run was, that of
-// the last run. A run without a report (not carried out, or stopped
-// before its nodes were up) is left out.
-func printReports(runs []catalogue.Run) {
-	var odd []string
-	last := ""
-	for _, r := range runs {
-		report := ""
-		if r.Store != "" {
-			report = reportOf(r.Store)
-		}
-		if report == "" {
-			continue
-		}
-		last = report
-		if r.ExitCode != verdict.ExitOK {
-			odd = append(odd, report)
-		}
-	}
-	switch {
-	case len(odd) == 1:
-		fmt.Printf("report of the run not as expected: %s\n", console.Printable(odd[0]))
-	case len(odd) > 1:
-		fmt.Printf("reports of the %d runs not as expected:\n", len(odd))
-		for _, r := range odd {
-			fmt.Printf("  %s\n", console.Printable(r))
-		}
-	case last != "":
-		fmt.Printf("report of the last run: %s\n", console.Printable(last))
-	}
-}
-
-// reportOf is the absolute path of the report in a run's store folder, or
-// "" when the run wrote none.
-func reportOf(dir string) string {
-	p := absPath(filepath.Join(dir, lifecycle.ReportFile))
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return p
+	return catalogue.RunAll(ctx, scs, catalogue.Options{
+		Store: o.store, Repeat: o.repeat, JUnit: o.junit, Quiet: o.quiet,
+		Out: os.Stdout, Err: os.Stderr, Terminal: isTerminal(os.Stdout),
+		Run: func(ctx context.Context, sc *scenario.Scenario, progress io.Writer) (*verdict.Results, string, error) {
+			d, _ := drivers.Choose(sc, drivers.Real) // the real driver is always had
+			return d.Run(ctx, sc, drivers.Options{Store: o.store, Progress: progress})
+		},
+	})
 }
 
 // scenarioFiles expands directories into their *.toml files, sorted.

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/coupharness/coup/checks"
 	"github.com/coupharness/coup/explore"
 	"github.com/coupharness/coup/scenario"
 	"github.com/coupharness/coup/sim"
@@ -114,9 +108,21 @@ func simCmd(args []string) int {
 	opts := sim.Options{RoundTrip: f.roundTrip, Strategy: f.strategy}
 	switch {
 	case f.shrink:
-		return simShrink(sc, f)
+		return sim.ShrinkSeed(sc, sim.ShrinkSeedConfig{Seed: f.seed, Strategy: f.strategy, Budget: f.budget, Out: f.out, Quiet: f.quiet, Stdout: os.Stdout, Stderr: os.Stderr})
 	case f.seeds > 0:
-		return simSweep(sc, f, opts)
+		shard, shards := 1, 1
+		if f.shard != "" {
+			var err error
+			if shard, shards, err = explore.ParseShard(f.shard); err != nil {
+				fmt.Fprintf(os.Stderr, "coup sim: --shard: %v\n", err)
+				return verdict.ExitInput
+			}
+		}
+		return sim.Sweep(sc, sim.SweepConfig{
+			Seed: f.seed, Seeds: f.seeds, Shard: shard, Shards: shards, Workers: f.workers,
+			First: f.first, Determinism: f.determinism, Strategy: f.strategy, Quiet: f.quiet,
+			Out: f.out, Build: build(), Stdout: os.Stdout, Stderr: os.Stderr,
+		}, opts)
 	case f.determinism:
 		return simDeterminism(sc, f, opts)
 	}
@@ -138,32 +144,6 @@ func (f *simFlags) conflicts() string {
 	return ""
 }
 
-// replay is the command that replays a seed: the strategy the seed ran
-// is named unless it is random (a portfolio's seed names its turn's).
-func replay(file string, seed int64, st sim.Strategy) string {
-	cmd := fmt.Sprintf("coup sim %s --seed %d", shellQuote(file), seed)
-	if turn := st.For(seed); !turn.IsRandom() {
-		cmd += " --strategy " + turn.String()
-	}
-	return cmd
-}
-
-// shellQuote quotes a path for a shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// short is how a history hash is printed: its first 16 hex digits.
-func short(hash string) string {
-	if len(hash) > 16 {
-		return hash[:16]
-	}
-	return hash
-}
-
 // simOne simulates one seed, saves it in the store and prints its verdict.
 func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	opts.Store = f.store
@@ -182,9 +162,9 @@ func simOne(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 		fmt.Printf("  signature: %s\n", sig)
 	}
 	fmt.Printf("  store: %s\n", out.Dir)
-	fmt.Printf("  history sha256 %s (sha256sum of its history.jsonl)\n", short(out.Hash))
+	fmt.Printf("  history sha256 %s (sha256sum of its history.jsonl)\n", sim.Short(out.Hash))
 	fmt.Printf("  simulated %s in %s: %d deliveries\n", out.Stats.Virtual, out.Wall.Round(time.Microsecond), out.Stats.Delivered)
-	fmt.Printf("  replay: %s\n", replay(sc.File, f.seed, f.strategy))
+	fmt.Printf("  replay: %s\n", sim.Replay(sc.File, f.seed, f.strategy))
 	return out.Results.ExitCode
 }
 
@@ -204,244 +184,6 @@ func simDeterminism(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
 	}
 	fmt.Println("  deterministic: the same seed gave the same history")
 	return verdict.ExitOK
-}
-
-// sweepTally counts a sweep's seeds.
-type sweepTally struct {
-	done, asExpected, unexpected, unknown, broken int
-	failing                                       []int64 // seeds not as expected, in order
-	violating                                     []int64 // seeds with a violation
-	violatingHash                                 string  // the first one's history hash
-	nondeterministic                              []int64
-	kinds                                         []*failureKind // by signature, in order of first seed
-	figs                                          sim.Figures
-}
-
-// failureKind is the seeds of a sweep that failed one way.
-type failureKind struct {
-	signature  string
-	asExpected bool
-	seeds      int
-	first      int64
-	hash       string
-}
-
-// kind counts a failing seed under its signature.
-func (t *sweepTally) kind(sig string, asExpected bool, seed int64, hash string) {
-	for _, k := range t.kinds {
-		if k.signature == sig {
-			k.seeds++
-			return
-		}
-	}
-	t.kinds = append(t.kinds, &failureKind{signature: sig, asExpected: asExpected, seeds: 1, first: seed, hash: hash})
-}
-
-// simSweep simulates the sweep's seeds (f.seed .. f.seed+f.seeds-1, or
-// its shard's part of them), reports every seed not as expected with the
-// command that replays it and how findable each kind of failure is, and
-// writes each seed's result with --out.
-func simSweep(sc *scenario.Scenario, f simFlags, opts sim.Options) int {
-	from, count := f.seed, f.seeds
-	shard, shards := 1, 1
-	if f.shard != "" {
-		var err error
-		if shard, shards, err = explore.ParseShard(f.shard); err != nil {
-			fmt.Fprintf(os.Stderr, "coup sim: --shard: %v\n", err)
-			return verdict.ExitInput
-		}
-		from, count = explore.Shard(f.seed, f.seeds, shard, shards)
-	}
-	var results *explore.SweepWriter
-	if f.out != "" {
-		w, closeOut, err := sweepOutput(sc, f, shard, shards, from, count)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "coup sim: %v\n", err)
-			return verdict.ExitInput
-		}
-		defer closeOut()
-		results = w
-	}
-	last := from + int64(count) - 1
-	strategy := ""
-	if !f.strategy.IsRandom() {
-		strategy = ", strategy " + f.strategy.String()
-	}
-	if shards > 1 {
-		fmt.Printf("%s: shard %d/%d: sweeping seeds %d..%d of %d..%d (%d workers%s)\n", sc.File, shard, shards, from, last, f.seed, f.seed+int64(f.seeds)-1, f.workers, strategy)
-	} else {
-		fmt.Printf("%s: sweeping seeds %d..%d (%d workers%s)\n", sc.File, from, last, f.workers, strategy)
-	}
-	expectsViolation := !sc.Expect.ExpectValid()
-	var t sweepTally
-	bar := newProgress(os.Stderr, count, f.quiet)
-	start := time.Now()
-	// Seeds not as expected because of a violation or an undecided check
-	// are printed with their first note, the first few of them; seeds
-	// where an expected violation just did not occur are only listed.
-	const detailed = 20
-	shown := 0
-	var hint atomic.Int64 // the most events a seed has recorded so far
-	run := func(seed int64) (*sim.Outcome, error) {
-		o := opts
-		o.EventsHint = int(hint.Load())
-		var out *sim.Outcome
-		var err error
-		if f.determinism {
-			out, err = sim.Twice(sc, seed, o)
-		} else {
-			out, err = sim.Simulate(sc, seed, o)
-		}
-		if err == nil {
-			n := int64(len(out.History.Events))
-			raise(&hint, n+n/8)
-		}
-		return out, err
-	}
-	sim.Seeds(from, count, f.workers, run, func(seed int64, out *sim.Outcome, err error) bool {
-		t.done++
-		rec := explore.SeedResult{Seed: seed}
-		if f.strategy.Name == sim.Portfolio {
-			rec.Strategy = f.strategy.For(seed).String()
-		}
-		defer func() {
-			if results != nil {
-				results.Seed(rec)
-				if t.done%256 == 0 || rec.Failed() {
-					results.Flush()
-				}
-			}
-			sim.Recycle(out) // its history is no longer needed: the next seed records into it
-			bar.update(t.done, len(t.failing))
-		}()
-		if err != nil {
-			t.broken++
-			t.failing = append(t.failing, seed)
-			rec.Error = err.Error()
-			bar.printf("seed %d: %v\n", seed, err)
-			return !f.first
-		}
-		t.figs.AddOutcome(out)
-		res := out.Results
-		rec.Valid, rec.Outcome = res.Valid.String(), res.Outcome
-		if rec.Signature = explore.Signature(res, out.History); rec.Signature != "" {
-			rec.Hash = sim.Hash(out.History.Events)
-			rec.Note = strings.TrimPrefix(firstNote(res), ": ")
-			t.kind(rec.Signature, res.Outcome == verdict.AsExpected, seed, rec.Hash)
-		}
-		if res.Valid == checks.False {
-			if len(t.violating) == 0 {
-				t.violatingHash = rec.Hash
-			}
-			t.violating = append(t.violating, seed)
-		}
-		if f.determinism && out.Hash != out.Rehash {
-			t.nondeterministic = append(t.nondeterministic, seed)
-			bar.printf("seed %d: NOT deterministic: history sha256 %s, then %s\n", seed, short(out.Hash), short(out.Rehash))
-		}
-		switch res.Outcome {
-		case verdict.AsExpected:
-			t.asExpected++
-			return true
-		case verdict.Unknown:
-			t.unknown++
-		default:
-			t.unexpected++
-		}
-		t.failing = append(t.failing, seed)
-		if res.Valid != checks.True && shown < detailed {
-			shown++
-			bar.printf("seed %d: valid=%s, %s%s\n  replay: %s   (history sha256 %s)\n",
-				seed, res.Valid, res.Outcome, firstNote(res), replay(sc.File, seed, f.strategy), short(rec.Hash))
-		}
-		return !f.first
-	})
-	bar.done()
-	wall := time.Since(start)
-	if results != nil {
-		if err := results.End(t.done); err != nil {
-			fmt.Fprintf(os.Stderr, "coup sim: %s: %v\n", f.out, err)
-			return verdict.ExitUnknown
-		}
-	}
-
-	fmt.Printf("%d seeds in %s: %d as expected, %d unexpected, %d unknown", t.done, wall.Round(time.Millisecond), t.asExpected, t.unexpected, t.unknown)
-	if t.broken > 0 {
-		fmt.Printf(", %d could not run", t.broken)
-	}
-	fmt.Println()
-	if len(t.failing) > shown {
-		fmt.Printf("not as expected, all %d seeds: %s\n", len(t.failing), seedList(t.failing))
-	}
-	if expectsViolation {
-		if len(t.violating) == 0 {
-			fmt.Printf("the expected violation occurred at no seed\n")
-		} else {
-			fmt.Printf("the expected violation (valid=false) occurred at %d seeds: %s\n", len(t.violating), seedList(t.violating))
-			fmt.Printf("  replay the first: %s   (history sha256 %s)\n", replay(sc.File, t.violating[0], f.strategy), short(t.violatingHash))
-		}
-	}
-	if len(t.failing) > 0 {
-		fmt.Printf("replay the first seed not as expected: %s\n", replay(sc.File, t.failing[0], f.strategy))
-	}
-	printFindability(t.kinds, t.done, func(k *failureKind) string { return replay(sc.File, k.first, f.strategy) })
-	if f.determinism {
-		if len(t.nondeterministic) > 0 {
-			fmt.Printf("NOT deterministic at %d seeds: %s\n", len(t.nondeterministic), seedList(t.nondeterministic))
-		} else {
-			fmt.Printf("deterministic: every seed, run twice, gave the same history\n")
-		}
-	}
-	fmt.Printf("simulated %d deliveries and %s of virtual time in %s (%.0f deliveries/s with the checks, on %d workers)\n",
-		t.figs.Delivered, t.figs.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond), float64(t.figs.Delivered)/wall.Seconds(), f.workers)
-	if f.out != "" {
-		fmt.Printf("results of every seed: %s\n", f.out)
-	}
-
-	code := verdict.ExitOK
-	switch {
-	case len(t.nondeterministic) > 0, t.unexpected > 0:
-		code = verdict.ExitUnexpected
-	case t.unknown > 0 || t.broken > 0:
-		code = verdict.ExitUnknown
-	}
-	return code
-}
-
-// printFindability says, for each kind of failure, how often the sweep
-// found it and how many seeds a fix must survive.
-func printFindability(kinds []*failureKind, seeds int, replayOf func(*failureKind) string) {
-	if len(kinds) == 0 {
-		fmt.Printf("findability: no seed failed; %s\n", explore.Findability{Found: 0, Seeds: seeds})
-		return
-	}
-	fmt.Printf("findability, by kind of failure (signature):\n")
-	for _, k := range kinds {
-		what := "not as expected"
-		if k.asExpected {
-			what = "as expected"
-		}
-		fmt.Printf("  %s (%s)\n    %s\n", k.signature, what, explore.Findability{Found: k.seeds, Seeds: seeds})
-		fmt.Printf("    replay: %s   (history sha256 %s)\n", replayOf(k), short(k.hash))
-	}
-}
-
-// sweepOutput creates the results file of a sweep and writes its header.
-func sweepOutput(sc *scenario.Scenario, f simFlags, shard, shards int, from int64, count int) (*explore.SweepWriter, func(), error) {
-	src, err := os.ReadFile(sc.File)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", sc.File, err)
-	}
-	sum := sha256.Sum256(src)
-	out, err := os.Create(f.out)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--out: %w", err)
-	}
-	w := explore.NewSweepWriter(out, explore.SweepHeader{
-		File: sc.File, SHA256: hex.EncodeToString(sum[:]), Scenario: sc.Name, Strategy: f.strategy.String(),
-		From: f.seed, Seeds: f.seeds, Shard: shard, Shards: shards, ShardFrom: from, ShardSeeds: count, Build: build(),
-	})
-	return w, func() { out.Close() }, w.Flush()
 }
 
 // build names this coup build: its module version or commit (marked
@@ -469,36 +211,6 @@ func build() string {
 		}
 	}
 	return version + " " + info.GoVersion
-}
-
-// raise sets x to v if v is more.
-func raise(x *atomic.Int64, v int64) {
-	for old := x.Load(); v > old && !x.CompareAndSwap(old, v); old = x.Load() {
-	}
-}
-
-func firstNote(res *verdict.Results) string {
-	if len(res.Notes) == 0 {
-		return ""
-	}
-	return ": " + res.Notes[0]
-}
-
-// seedList writes seeds as "1, 2, 5"; a long list is cut after 200.
-func seedList(seeds []int64) string {
-	const most = 200
-	var b strings.Builder
-	for i, s := range seeds {
-		if i == most {
-			fmt.Fprintf(&b, ", … (%d more)", len(seeds)-most)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprint(&b, s)
-	}
-	return b.String()
 }
 
 // simBench simulates scenarios for a few seeds each, on one core, and
@@ -550,62 +262,4 @@ func simBench(f simFlags, args []string) int {
 
 func printFigures(name string, f sim.Figures) {
 	fmt.Printf("%-38s %5d %10d %13.0f %13.0f %11.0fx\n", name, f.Runs, f.Delivered, f.DeliveriesPerSecond(), f.DeliveriesPerSecondChecked(), f.Speedup())
-}
-
-// progress is a sweep's progress: a bar redrawn in place on a terminal,
-// a line every tenth of the way otherwise.
-type progress struct {
-	w        io.Writer
-	total    int
-	terminal bool
-	quiet    bool
-	start    time.Time
-	last     time.Time
-	shown    int // tenths shown, when not a terminal
-	drawn    bool
-}
-
-func newProgress(f *os.File, total int, quiet bool) *progress {
-	p := &progress{w: f, total: total, quiet: quiet, start: time.Now()}
-	if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-		p.terminal = true
-	}
-	return p
-}
-
-func (p *progress) update(done, failing int) {
-	if p.quiet {
-		return
-	}
-	if !p.terminal {
-		if tenth := done * 10 / p.total; tenth > p.shown {
-			p.shown = tenth
-			fmt.Fprintf(p.w, "  %d/%d seeds, %d not as expected, %s\n", done, p.total, failing, time.Since(p.start).Round(time.Millisecond))
-		}
-		return
-	}
-	if done < p.total && time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	const width = 30
-	fill := done * width / p.total
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d seeds  %d not as expected  %s ", strings.Repeat("#", fill), strings.Repeat(".", width-fill),
-		done, p.total, failing, time.Since(p.start).Round(100*time.Millisecond))
-	p.drawn = true
-}
-
-// printf prints a line of the sweep's report, clearing the bar first.
-func (p *progress) printf(format string, args ...any) {
-	if p.terminal && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-	fmt.Printf(format, args...)
-}
-
-func (p *progress) done() {
-	if p.terminal && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

@@ -58,12 +58,12 @@ func simMerge(args []string) int {
 		fmt.Printf(", %d could not run", broken)
 	}
 	fmt.Println()
-	kinds := make([]*failureKind, 0, len(m.Groups))
+	kinds := make([]*sim.FailureKind, 0, len(m.Groups))
 	for _, g := range m.Groups {
-		fmt.Printf("seeds that failed as %q: %s\n", g.Signature, seedList(g.Seeds))
-		kinds = append(kinds, &failureKind{signature: g.Signature, asExpected: g.AsExpected, seeds: len(g.Seeds), first: g.First.Seed, hash: g.First.Hash})
+		fmt.Printf("seeds that failed as %q: %s\n", g.Signature, sim.SeedList(g.Seeds))
+		kinds = append(kinds, &sim.FailureKind{Signature: g.Signature, AsExpected: g.AsExpected, Seeds: len(g.Seeds), First: g.First.Seed, Hash: g.First.Hash})
 	}
-	printFindability(kinds, len(m.Seeds), func(k *failureKind) string { return replay(h.File, k.first, st) })
+	sim.PrintFindability(os.Stdout, kinds, len(m.Seeds), func(k *sim.FailureKind) string { return sim.Replay(h.File, k.First, st) })
 	if len(m.Missing) > 0 {
 		fmt.Printf("MISSING %d of %d seeds (a shard not given, killed, or stopped at its first failure): %s\n", len(m.Missing), h.Seeds, rangeList(m.Missing))
 	}

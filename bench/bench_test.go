@@ -9,7 +9,7 @@ import (
 // BenchmarkProbe runs the pipelined and one-at-a-time probes on each path,
 // one probe run per iteration, and reports what the pinger measured:
 //
-//	go test ./cmd/coup/bench -run '^$' -bench Probe -benchtime 3x
+//	go test ./bench -run '^$' -bench Probe -benchtime 3x
 //
 // `coup bench` is the fuller measure (interleaved rounds, faults, start-up,
 // histories); this is for a quick look from the test tool.

@@ -93,9 +93,9 @@ type Config struct {
 	Profile string
 	// Progress receives a line per measurement (nil: none).
 	Progress io.Writer
-	// Runner makes the explore part's runners (the drivers live in
-	// cmd/coup); ZooDir is the zoo's folder (default scenarios/zoo), Zoo
-	// its bugs (default Zoo).
+	// Runner makes the explore part's runners (coup bench gives the
+	// drivers' own, drivers.Choose); ZooDir is the zoo's folder (default
+	// scenarios/zoo), Zoo its bugs (default Zoo).
 	Runner RunnerFunc
 	ZooDir string
 	Zoo    []ZooBug
