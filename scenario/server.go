@@ -310,6 +310,11 @@ type ServerNode struct {
 	// Dir is the node's folder in the run's store; Data its data
 	// directory inside it (wiped when the node is replaced).
 	Dir, Data string
+	// Sockets is a short folder of the node's own for its Unix sockets
+	// (PostgreSQL's, Erlang's), under the machine's temporary folder, so
+	// that a socket's path stays within the kernel's 107 bytes however
+	// long the store's path is; made for the run, removed at its end.
+	Sockets string
 	// Host is the node's own loopback address; Port and Addr its ports
 	// and host:port by name, where it listens.
 	Host string

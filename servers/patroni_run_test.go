@@ -32,12 +32,22 @@ func TestPatroniPreset(t *testing.T) {
 		t.Skipf("the preset runs as postgres: %v", err)
 	}
 	// The hosts run as postgres, who must reach the node folders: a
-	// test's temporary folders are its (root's) alone.
-	store := t.TempDir()
-	for _, d := range []string{filepath.Dir(store), store} {
+	// test's temporary folders are its (root's) alone. The store's path
+	// is 100 characters long: PostgreSQL's sockets are in each host's
+	// socket folder, so their paths stay short (a socket's path has at
+	// most 107 bytes, which the host's own folder would pass).
+	top := t.TempDir()
+	store := filepath.Join(top, strings.Repeat("s", 100-len(top)-1))
+	if err := os.Mkdir(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(top), top, store} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if len(store) != 100 {
+		t.Fatalf("the store's path has %d characters, want 100", len(store))
 	}
 	// The postgres client's set workload: its adds begin once the
 	// cluster is ready, its final reads after the end.

@@ -65,6 +65,7 @@ type run struct {
 	early   []history.Event
 
 	layout  *layout
+	sockets string // the hosts' socket folders' parent (sockets.go)
 	servers []*server
 	byID    map[string]*server
 	proxies []*proxy.Proxy
@@ -259,6 +260,10 @@ func (r *run) startAll(ctx context.Context) (string, error) {
 		r.progress("network: loopback addresses, a TCP proxy per link (%s): %s", why, verdict.ProxyLoses)
 	}
 	r.obs.learnAddresses(r.layout.nodes)
+	step = "making the hosts' socket folders"
+	if err := r.makeSockets(); err != nil {
+		return step, err
+	}
 	step = "choosing what holds the hosts' processes"
 	if r.isoErr != nil {
 		return step, r.isoErr
@@ -433,6 +438,7 @@ func (r *run) shutdown() map[string]int64 {
 	}
 	r.netCounts(counts)
 	r.closeNetwork()
+	r.removeSockets()
 	return counts
 }
 
