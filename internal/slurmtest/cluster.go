@@ -177,10 +177,13 @@ PartitionName=test Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP
 
 // Command is a command run in the cluster's network namespace, with
 // SLURM_CONF the cluster's: sbatch, squeue, scontrol, or a script that
-// calls them. Its environment is the test's, with env added.
+// calls them. Its environment is the test's, with SLURM_CONF and the
+// cluster's tag added; its folder Dir, so that a job submitted without
+// --output writes its slurm-JOBID.out there, and it goes with the rest.
 func (c *Cluster) Command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command("nsenter", append([]string{"--net=" + c.netns, "--", name}, args...)...)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf, c.tag)
+	cmd.Dir = c.Dir
 	return cmd
 }
 

@@ -35,7 +35,7 @@ func TestClusterRunsAJobAndLeavesNothing(t *testing.T) {
 			t.Errorf("the job's output: %q (%v)", b, err)
 		}
 		// A job still running when the test ends is cancelled with it.
-		if b, err := c.Command("sbatch", "--parsable", "--wrap", "sleep 300").CombinedOutput(); err != nil {
+		if b, err := c.Command("sbatch", "--parsable", "--output=/dev/null", "--wrap", "sleep 300").CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, b)
 		}
 		c.await(30*time.Second, "a running job", func() bool {
