@@ -76,7 +76,15 @@ func runHistory(t *testing.T, sc *scenario.Scenario) *history.History {
 // runHistoryResult runs sc and returns its history and its result.
 func runHistoryResult(t *testing.T, sc *scenario.Scenario) (*history.History, *verdict.Results) {
 	t.Helper()
-	res, dir, err := Run(context.Background(), sc, Options{Store: t.TempDir()})
+	return runWith(t, sc, Options{Store: t.TempDir()})
+}
+
+// runWith runs sc with opts, fails the test when it did not start or
+// its harness.log is out of time order, and returns its history and its
+// result.
+func runWith(t *testing.T, sc *scenario.Scenario, opts Options) (*history.History, *verdict.Results) {
+	t.Helper()
+	res, dir, err := Run(context.Background(), sc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

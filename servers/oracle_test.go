@@ -94,17 +94,7 @@ func sampled(t *testing.T, file string, ask oracle) (*history.History, []sample)
 	}
 	t.Cleanup(func() { os.RemoveAll(store) })
 	os.Chmod(store, 0o755) // a host that runs as another user (Patroni's postgres) reaches its folder
-	res, dir, err := Run(context.Background(), sc, Options{Store: store, sampler: sampler})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.NotStarted() {
-		t.Fatalf("not started: %s", res.Error)
-	}
-	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, _ := runWith(t, sc, Options{Store: store, sampler: sampler})
 	mu.Lock()
 	defer mu.Unlock()
 	return h, samples
