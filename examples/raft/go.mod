@@ -11,9 +11,7 @@ require (
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/coupharness/coup => ../..
