@@ -34,8 +34,11 @@ func Write(w io.Writer, res *verdict.Results, h *history.History) error {
 	m := newReportModel(res, h)
 	page := reportPage{Results: res, Meta: &h.Meta, Defs: template.HTML(globalDefs(m))}
 	page.Timeline = template.HTML(m.timelineSVG())
-	page.Legend = legendHTML(append(m.legend(),
-		legendItem{Name: "no leader", CSS: colNoLeader}, legendItem{Name: "? not known (a poll failed or timed out)", CSS: colUnknown}, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
+	items := append(m.legend(), legendItem{Name: "no leader", CSS: colNoLeader})
+	if h.Meta.Servers { // only a real server's belief can be unknown
+		items = append(items, legendItem{Name: "? not known (a poll failed or timed out)", CSS: colUnknown})
+	}
+	page.Legend = legendHTML(append(items, legendItem{Name: "many changes too quick to draw", CSS: colMixed}))
 	page.Hidden = m.hidden
 	page.Zooms = m.zoomViews()
 	page.What = runWhat(&h.Meta)
