@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/coupharness/coup/history"
+	"github.com/coupharness/coup/internal/console"
 	"github.com/coupharness/coup/scenario"
 )
 
@@ -204,38 +204,15 @@ func (o *observer) line(node string, patterns []scenario.Pattern, line []byte, f
 }
 
 // evidence is one piece of evidence: text read from, at line n (0 for a
-// poll), made printable and cut to history.MaxEvidence bytes.
+// poll), cut to history.MaxEvidence bytes and made printable, its
+// newlines kept.
 func evidence(from string, n int, text []byte) history.Evidence {
 	e := history.Evidence{From: from, Line: n}
 	if len(text) > history.MaxEvidence {
 		text, e.Cut = text[:history.MaxEvidence], true
 	}
-	e.Text = printable(text)
+	e.Text = console.PrintableLines(string(text)) // a server's bytes cannot rewrite a terminal or a page
 	return e
-}
-
-// printable is b as valid UTF-8 text with its control characters (other
-// than newlines and tabs) shown as escapes, so that a server's bytes
-// cannot rewrite a terminal or a page.
-func printable(b []byte) string {
-	var s strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&s, `\x%02x`, b[0])
-		case r == '\n' || r == '\t':
-			s.WriteRune(r)
-		case r == '\r':
-			s.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&s, `\x%02x`, r)
-		default:
-			s.Write(b[:n])
-		}
-		b = b[n:]
-	}
-	return s.String()
 }
 
 // set fills in one named group of a reading.
